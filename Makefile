@@ -1,0 +1,31 @@
+# Two commands do everything: `make lab` and `make test`. Both build .venv first.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: lab test venv check-java bench clean
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; install Python 3.11" >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+check-java:
+	@command -v java >/dev/null 2>&1 || { echo "error: 'java' not found. Spark needs Java 17 (e.g. apt-get install openjdk-17-jre-headless)." >&2; exit 1; }
+
+lab: $(STAMP) check-java
+	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --no-browser $(if $(filter root,$(shell whoami)),--allow-root) notebooks/explorer.ipynb
+
+test: $(STAMP) check-java
+	$(PY) -m pytest
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_core.py
+
+clean:
+	rm -rf $(VENV)

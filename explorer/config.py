@@ -1,0 +1,362 @@
+"""The configuration model, in the words users already know (VoltSP's timeConfig and its peers).
+
+Plain dataclasses: they are data, they compare and hash, and every runner reads the same ones.
+All durations are integer microseconds; :func:`explorer.timeutil.parse_duration` reads what users type.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from explorer.errors import InputError
+from explorer.timeutil import format_duration, parse_duration
+
+SECOND = 1_000_000
+
+
+class TimeSource(str, Enum):
+    EVENT = "event"
+    PROCESSING = "processing"
+
+
+class Strategy(str, Enum):
+    """How the raw watermark advances.
+
+    MIN/MAX move once per committed batch to the smallest/largest event time of the batch (VoltSP).
+    BOUNDED moves per element to max-seen − bound (003's T = t_max − L, Flink's bounded out-of-orderness).
+    """
+
+    MIN = "min"
+    MAX = "max"
+    BOUNDED = "bounded"
+
+
+class LatenessRule(str, Enum):
+    """When is an event late? 000 says both, and they disagree (see README: "The contradiction in 000")."""
+
+    WINDOW = "window"  # its window is already closed (000's scenario tables, 003's code)
+    TIMESTAMP = "timestamp"  # its timestamp is behind the effective watermark (000's prose)
+
+
+class LatePolicy(str, Enum):
+    DROP = "drop"
+    SIDE_OUTPUT = "side-output"  # VoltSP's exception handler, Flink's sideOutputLateData
+
+
+class Scope(str, Enum):
+    """Who shares a watermark."""
+
+    KEY = "key"  # one watermark per key (VoltSP, Bytewax)
+    GLOBAL = "global"  # one watermark for the whole stream
+    PARTITION_MIN = "partition-min"  # one per partition, merged by min (Flink, Storm, 003 section 4)
+    PARTITION_MAX = "partition-max"  # merged by max (Spark's multipleWatermarkPolicy=max)
+
+
+class WindowKind(str, Enum):
+    TUMBLING = "tumbling"
+    SLIDING = "sliding"
+    SESSION = "session"
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    """Where an event goes: tumbling(size), sliding(size, slide) or session(gap), aligned to time 0."""
+
+    kind: WindowKind
+    size: int = 0
+    slide: int = 0
+    gap: int = 0
+
+    @staticmethod
+    def parse(text: str) -> "WindowSpec":
+        """Read ``tumbling:10``, ``sliding:20:10`` or ``session:30`` (durations as in --delay)."""
+        parts = str(text).split(":")
+        try:
+            kind = WindowKind(parts[0].strip().lower())
+        except ValueError:
+            raise InputError(f"unknown window {text!r}: use tumbling:SIZE, sliding:SIZE:SLIDE or session:GAP") from None
+        expected = {WindowKind.TUMBLING: 2, WindowKind.SLIDING: 3, WindowKind.SESSION: 2}[kind]
+        if len(parts) != expected:
+            raise InputError(f"window {text!r} needs {expected - 1} duration(s) after '{kind.value}:'")
+        values = [parse_duration(p) for p in parts[1:]]
+        if any(v <= 0 for v in values):
+            raise InputError(f"window {text!r}: durations must be positive")
+        if kind is WindowKind.TUMBLING:
+            return WindowSpec(kind, size=values[0], slide=values[0])
+        if kind is WindowKind.SLIDING:
+            return WindowSpec(kind, size=values[0], slide=values[1])
+        return WindowSpec(kind, gap=values[0])
+
+    def __str__(self) -> str:
+        if self.kind is WindowKind.TUMBLING:
+            return f"tumbling:{format_duration(self.size)}"
+        if self.kind is WindowKind.SLIDING:
+            return f"sliding:{format_duration(self.size)}:{format_duration(self.slide)}"
+        return f"session:{format_duration(self.gap)}"
+
+
+@dataclass(frozen=True)
+class TimeConfig:
+    """Every knob that decides lateness and emission. Defaults are VoltSP's."""
+
+    time_source: TimeSource = TimeSource.EVENT
+    strategy: Strategy = Strategy.MIN
+    bound: int = 0  # L of the BOUNDED strategy: raw watermark = max seen − bound
+    delay: int = 0  # delayWindowClose D: effective watermark = raw − D
+    allowed_lateness: int = 0  # A: a closed window accepts updates until effective ≥ end + A
+    late_policy: LatePolicy = LatePolicy.SIDE_OUTPUT
+    lateness_rule: LatenessRule = LatenessRule.WINDOW
+    idle_timeout: int | None = None
+    idle_clock: TimeSource = TimeSource.PROCESSING
+    heartbeat: int = 60 * SECOND  # VoltSP's pipeline heartbeat
+    scope: Scope = Scope.KEY
+
+
+class BatchKind(str, Enum):
+    EVENT = "event"
+    COUNT = "count"
+    INTERVAL = "interval"
+    COLUMN = "column"
+
+
+@dataclass(frozen=True)
+class BatchSpec:
+    """How arrivals are cut into micro-batches (numbered from 1 in arrival order)."""
+
+    kind: BatchKind = BatchKind.EVENT
+    count: int = 1
+    interval: int = 0
+
+    @staticmethod
+    def parse(text: str) -> "BatchSpec":
+        """Read ``event``, ``count:N``, ``interval:T`` or ``column``."""
+        head, _, arg = str(text).partition(":")
+        try:
+            kind = BatchKind(head.strip().lower())
+        except ValueError:
+            raise InputError(f"unknown batching {text!r}: use event, count:N, interval:T or column") from None
+        if kind is BatchKind.COUNT:
+            if not arg.strip().isdigit() or int(arg) < 1:
+                raise InputError(f"batching {text!r}: count:N needs a whole number N ≥ 1")
+            return BatchSpec(kind, count=int(arg))
+        if kind is BatchKind.INTERVAL:
+            interval = parse_duration(arg) if arg else 0
+            if interval <= 0:
+                raise InputError(f"batching {text!r}: interval:T needs a positive duration")
+            return BatchSpec(kind, interval=interval)
+        return BatchSpec(kind)
+
+    def __str__(self) -> str:
+        if self.kind is BatchKind.COUNT:
+            return f"count:{self.count}"
+        if self.kind is BatchKind.INTERVAL:
+            return f"interval:{format_duration(self.interval)}"
+        return self.kind.value
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One complete configuration: the window (where), the time config (when) and the batching."""
+
+    window: WindowSpec = field(default_factory=lambda: WindowSpec(WindowKind.TUMBLING, 10 * SECOND, 10 * SECOND))
+    time: TimeConfig = field(default_factory=TimeConfig)
+    batches: BatchSpec | None = None  # None: the file's batch column if it has one, else one batch per event
+    preset: str = "voltsp"
+
+    def with_time(self, **changes: Any) -> "RunConfig":
+        return replace(self, time=replace(self.time, **changes))
+
+
+@dataclass(frozen=True)
+class Preset:
+    """An engine's rules as data: the TimeConfig it starts from, and which field ``--delay`` sets."""
+
+    name: str
+    description: str
+    time: TimeConfig
+    delay_field: str  # "delay" (delayWindowClose-like) or "bound" (max seen − L)
+    batches: BatchSpec | None = None
+
+
+PRESETS: dict[str, Preset] = {
+    "voltsp": Preset(
+        "voltsp",
+        "VoltSP (000): MIN_EVENT_TIME per committed batch, delayWindowClose, per-key watermarks, "
+        "late events to the exception handler, idle timeout on the processing clock with a 60 s heartbeat.",
+        TimeConfig(),
+        delay_field="delay",
+    ),
+    "textbook": Preset(
+        "textbook",
+        "Code 9.4.1 of 003: one watermark T = t_max − L updated per event, windows close when T ≥ end, "
+        "late events dropped.",
+        TimeConfig(strategy=Strategy.BOUNDED, late_policy=LatePolicy.DROP, scope=Scope.GLOBAL),
+        delay_field="bound",
+        batches=BatchSpec(BatchKind.EVENT),
+    ),
+}
+
+
+def preset(name: str, delay: int | None = None, **time_changes: Any) -> RunConfig:
+    """A RunConfig from a preset, with ``delay`` read in the preset's own arithmetic."""
+    try:
+        chosen = PRESETS[name]
+    except KeyError:
+        raise InputError(f"unknown preset {name!r}; available: {', '.join(sorted(PRESETS))}") from None
+    time = chosen.time
+    if delay is not None:
+        time = replace(time, **{chosen.delay_field: delay})
+    time = replace(time, **time_changes)
+    return RunConfig(time=time, batches=chosen.batches, preset=name)
+
+
+def apply_delay(config: RunConfig, delay: int) -> RunConfig:
+    """Set the one knob every engine has, in the arithmetic of the config's preset (for sweeps)."""
+    field_name = PRESETS[config.preset].delay_field if config.preset in PRESETS else "delay"
+    return config.with_time(**{field_name: delay})
+
+
+def delay_of(config: RunConfig) -> int:
+    """Read the one knob back (inverse of :func:`apply_delay`)."""
+    field_name = PRESETS[config.preset].delay_field if config.preset in PRESETS else "delay"
+    return getattr(config.time, field_name)
+
+
+# --- YAML in VoltSP's words -------------------------------------------------------------------------
+
+_WINDOW_SECTIONS = {
+    "tumbling-time-window": WindowKind.TUMBLING,
+    "sliding-time-window": WindowKind.SLIDING,
+    "session-window": WindowKind.SESSION,
+}
+_STRATEGIES = {"MIN_EVENT_TIME": Strategy.MIN, "MAX_EVENT_TIME": Strategy.MAX, "BOUNDED": Strategy.BOUNDED}
+_CLOCKS = {"PROCESSING_TIME": TimeSource.PROCESSING, "EVENT_TIME": TimeSource.EVENT}
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """A YAML file read into a RunConfig, plus the event-time column its eventTimeExtractor names."""
+
+    config: RunConfig
+    event_time_column: str | None
+
+
+def load_yaml_config(path: str | Path) -> LoadedConfig:
+    """Read a VoltSP-style YAML: either a top-level ``timeConfig`` (with optional ``window``,
+    ``batches``, ``preset``) or a pipeline's ``emitter: <window-type>: {..., timeConfig: ...}``."""
+    try:
+        doc = yaml.safe_load(Path(path).read_text())
+    except FileNotFoundError:
+        raise InputError(f"{path}: config file not found") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"{path}: not valid YAML ({exc.__class__.__name__})") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"{path}: expected a mapping with timeConfig or emitter")
+    base = preset(str(doc.get("preset", "voltsp")))
+    window = base.window
+    section: dict[str, Any] = doc
+    if "emitter" in doc:
+        emitter = doc["emitter"] or {}
+        found = [k for k in emitter if k in _WINDOW_SECTIONS]
+        if len(found) != 1:
+            raise InputError(f"{path}: emitter needs exactly one of {', '.join(_WINDOW_SECTIONS)}")
+        section = emitter[found[0]] or {}
+        window = _window_from_voltsp(found[0], section, path)
+    elif "window" in doc:
+        window = WindowSpec.parse(doc["window"])
+    time_section = section.get("timeConfig") or {}
+    time, column = _time_from_voltsp(time_section, base.time, path)
+    batches = BatchSpec.parse(doc["batches"]) if "batches" in doc else base.batches
+    return LoadedConfig(RunConfig(window=window, time=time, batches=batches, preset=base.preset), column)
+
+
+def _window_from_voltsp(kind_name: str, section: dict[str, Any], path: str | Path) -> WindowSpec:
+    kind = _WINDOW_SECTIONS[kind_name]
+    try:
+        if kind is WindowKind.TUMBLING:
+            size = parse_duration(section["windowSpan"])
+            return WindowSpec(kind, size=size, slide=size)
+        if kind is WindowKind.SLIDING:
+            return WindowSpec(kind, size=parse_duration(section["windowSpan"]), slide=parse_duration(section["slide"]))
+        return WindowSpec(kind, gap=parse_duration(section["gap"]))
+    except KeyError as missing:
+        raise InputError(f"{path}: {kind_name} needs {missing.args[0]}") from None
+
+
+def _time_from_voltsp(section: dict[str, Any], base: TimeConfig, path: str | Path) -> tuple[TimeConfig, str | None]:
+    changes: dict[str, Any] = {}
+    column = None
+    extractor = section.get("eventTimeExtractor")
+    if extractor:
+        changes["time_source"] = TimeSource.EVENT
+        column = str(extractor).split("::")[-1]
+    elif section:
+        changes["time_source"] = TimeSource.PROCESSING
+    readers = {
+        "watermarkStrategy": ("strategy", lambda v: _lookup(_STRATEGIES, v, "watermarkStrategy", path)),
+        "delayWindowClose": ("delay", parse_duration),
+        "bound": ("bound", parse_duration),
+        "allowedLateness": ("allowed_lateness", parse_duration),
+        "idleTimeout": ("idle_timeout", parse_duration),
+        "idleTimeoutClock": ("idle_clock", lambda v: _lookup(_CLOCKS, v, "idleTimeoutClock", path)),
+        "heartbeat": ("heartbeat", parse_duration),
+        "latePolicy": ("late_policy", LatePolicy),
+        "latenessRule": ("lateness_rule", LatenessRule),
+        "scope": ("scope", Scope),
+    }
+    for key, value in section.items():
+        if key == "eventTimeExtractor":
+            continue
+        if key not in readers:
+            raise InputError(f"{path}: unknown timeConfig setting {key!r}; known: {', '.join(sorted(readers))}")
+        name, read = readers[key]
+        try:
+            changes[name] = read(value)
+        except ValueError as exc:
+            raise InputError(f"{path}: timeConfig.{key}: {exc}") from None
+    return replace(base, **changes), column
+
+
+def _lookup(table: dict[str, Any], value: Any, key: str, path: str | Path) -> Any:
+    try:
+        return table[str(value).upper()]
+    except KeyError:
+        raise InputError(f"{path}: {key} must be one of {', '.join(table)}") from None
+
+
+def time_config_to_voltsp(time: TimeConfig, event_time_column: str = "event_time") -> dict[str, Any]:
+    """The inverse of the YAML reader, for export and round-trip tests."""
+    out: dict[str, Any] = {}
+    if time.time_source is TimeSource.EVENT:
+        out["eventTimeExtractor"] = event_time_column
+        out["watermarkStrategy"] = {v: k for k, v in _STRATEGIES.items()}[time.strategy]
+    defaults = TimeConfig()
+    simple = {"delay": "delayWindowClose", "bound": "bound", "allowed_lateness": "allowedLateness",
+              "heartbeat": "heartbeat"}
+    for name, key in simple.items():
+        if getattr(time, name) != getattr(defaults, name):
+            out[key] = format_duration(getattr(time, name))
+    if time.idle_timeout is not None:
+        out["idleTimeout"] = format_duration(time.idle_timeout)
+        out["idleTimeoutClock"] = {v: k for k, v in _CLOCKS.items()}[time.idle_clock]
+    for name, key in {"late_policy": "latePolicy", "lateness_rule": "latenessRule", "scope": "scope"}.items():
+        if getattr(time, name) != getattr(defaults, name):
+            out[key] = getattr(time, name).value
+    return out
+
+
+def describe(config: RunConfig) -> dict[str, Any]:
+    """A flat, JSON-friendly description of a config (for outputs and the UI)."""
+    time = {f.name: getattr(config.time, f.name) for f in dataclasses.fields(config.time)}
+    return {
+        "preset": config.preset,
+        "window": str(config.window),
+        "batches": str(config.batches) if config.batches else None,
+        **{k: (v.value if isinstance(v, Enum) else v) for k, v in time.items()},
+    }

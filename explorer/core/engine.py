@@ -1,0 +1,398 @@
+"""The reference engine: one pass over the micro-batches, exactly as the rules are written.
+
+Per batch:
+  1. pipeline heartbeats that fall before the batch (the processing clock moves, idle keys flush);
+  2. each event is checked against the effective watermark *before* the batch (BOUNDED moves it per
+     element first, as 003's code does), then admitted to its window(s) or refused;
+  3. at commit MIN/MAX move the raw watermark to the batch's smallest/largest event time (never back);
+  4. late updates re-emit their window, windows whose end ≤ effective watermark fire, idle keys flush,
+     windows past end + allowed lateness leave the state.
+After the last batch the stream falls silent: heartbeats keep the processing clock going until nothing
+more can fire; whatever is still open is reported as END_OF_STREAM.
+
+The engine is deliberately a plain loop: it is the specification that faster runners (the vectorised
+curve, Spark) are tested against.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from explorer.config import LatenessRule, LatePolicy, RunConfig, Scope, Strategy, TimeSource, WindowKind
+from explorer.core.result import EVENT_COLUMNS, WATERMARK_COLUMNS, WINDOW_COLUMNS, Reason, Result, Status
+from explorer.core.summary import summarize
+from explorer.streams import Stream, assign_batches
+
+NONE = -(2**62)  # "no watermark yet": below every real time, so comparisons need no special case
+GLOBAL = "*"
+
+
+@dataclass(eq=False)
+class _Window:
+    key: str
+    start: int
+    end: int
+    ids: list[str] = field(default_factory=list)
+    revision: int = 0
+    fired: bool = False
+    alive: bool = True
+    late_dirty: bool = False
+    slot: int = 0
+    merged_into: "_Window | None" = None
+
+    def final(self) -> "_Window":
+        """Sessions merge; an event's window is wherever its session ended up."""
+        w = self
+        while w.merged_into is not None:
+            w = w.merged_into
+        return w
+
+
+class _Engine:
+    def __init__(self, stream: Stream, config: RunConfig):
+        self.config = config
+        self.time = config.time
+        self.spec = config.window
+        arrays = stream.arrays()
+        self.ids, self.keys = arrays.ids, arrays.keys
+        self.arrival = arrays.arrival_time
+        self.processing = self.time.time_source is TimeSource.PROCESSING
+        self.et = arrays.arrival_time if self.processing else arrays.event_time
+        self.batches = assign_batches(stream, config.batches)
+        scope = self.time.scope
+        self.merged = scope in (Scope.PARTITION_MIN, Scope.PARTITION_MAX) and not self.processing
+        if self.processing or scope is Scope.GLOBAL:
+            self.sources = np.full(len(self.et), GLOBAL, dtype=object)
+        elif self.merged:
+            self.sources = arrays.partitions
+        else:
+            self.sources = arrays.keys
+        self.all_partitions = sorted(set(arrays.partitions.tolist())) if self.merged else []
+        self.per_key_groups = scope is Scope.KEY and not self.processing
+        self.raw: dict[str, int] = {}  # raw watermark per source (key, partition or GLOBAL)
+        self.max_seen: dict[str, int] = {}  # per group, for 003's event-time latency
+        self.clock = NONE  # processing clock: last commit or heartbeat
+        self.global_max_et = NONE
+        self.key_windows: dict[str, dict[int, _Window]] = {}
+        self.fire_heap: dict[str, list] = {}  # group -> heap of (end, seq, window)
+        self.purge_heap: list = []
+        self.idle_heap: list = []  # (deadline, key)
+        self.idle_deadline: dict[str, int] = {}
+        self.key_last_et: dict[str, int] = {}
+        self.seq = itertools.count()
+        self.alive_count = 0
+        self.max_open = 0
+        self.emissions: list[tuple] = []
+        self.trace: list[tuple] = []
+        self.batch_no = 0
+
+    # --- watermarks -------------------------------------------------------------------------------
+    def group_of(self, key: str) -> str:
+        return key if self.per_key_groups else GLOBAL
+
+    def raw_of_group(self, group: str) -> int:
+        if self.processing:
+            return self.clock
+        if self.merged:
+            marks = [self.raw.get(p, NONE) for p in self.all_partitions]
+            return min(marks) if self.time.scope is Scope.PARTITION_MIN else max(marks)
+        return self.raw.get(group, NONE)
+
+    def effective(self, raw: int) -> int:
+        """raw − delayWindowClose; the delay never pulls it below time 0 (000's scenario 2 shows 0 s
+        for 2 s − 5 s, and Spark floors its watermark at 0 too)."""
+        if raw == NONE:
+            return NONE
+        return max(raw - self.time.delay, 0) if raw >= 0 else raw - self.time.delay
+
+    # --- windows ----------------------------------------------------------------------------------
+    def new_window(self, key: str, start: int, end: int, slot: int) -> _Window:
+        w = _Window(key, start, end, slot=slot)
+        self.key_windows.setdefault(key, {})[slot] = w
+        self.alive_count += 1
+        self.push_fire(w)
+        return w
+
+    def push_fire(self, w: _Window) -> None:
+        heapq.heappush(self.fire_heap.setdefault(self.group_of(w.key), []), (w.end, next(self.seq), w))
+
+    def remove(self, w: _Window) -> None:
+        w.alive = False
+        self.alive_count -= 1
+        del self.key_windows[w.key][w.slot]
+
+    def emit(self, w: _Window, reason: Reason, at: int, group_raw: int) -> None:
+        w.revision += 1
+        max_seen = self.max_seen.get(self.group_of(w.key), NONE)
+        self.emissions.append((w.key, w.start, w.end, len(w.ids), tuple(w.ids), self.batch_no, at,
+                               group_raw, self.effective(group_raw), reason.value, w.revision,
+                               max_seen - w.end if max_seen != NONE else None, at - w.end))
+
+    def fire(self, w: _Window, reason: Reason, at: int, group_raw: int) -> None:
+        w.fired = True
+        self.emit(w, reason, at, group_raw)
+        heapq.heappush(self.purge_heap, (w.end + self.time.allowed_lateness, next(self.seq), w))
+
+    # --- one event --------------------------------------------------------------------------------
+    def admit(self, i: int, eff: int) -> tuple[list[_Window], list[tuple[int, int]], bool]:
+        """Returns (windows admitted to, windows refused, was late for any window)."""
+        t, key = int(self.et[i]), self.keys[i]
+        rule_window = self.time.lateness_rule is LatenessRule.WINDOW
+        allowed = self.time.allowed_lateness
+        ts_late = t < eff
+        admitted, refused, late_any = [], [], False
+        if self.spec.kind is WindowKind.SESSION:
+            return self.admit_session(i, t, key, eff)
+        slots = self.key_windows.get(key, {})
+        last = (t // self.spec.slide) * self.spec.slide
+        start = last
+        while start > t - self.spec.size:
+            end = start + self.spec.size
+            w = slots.get(start)
+            closed = end <= eff or (w is not None and w.fired)
+            late = closed if rule_window else ts_late
+            if not late:
+                if w is None:
+                    w = self.new_window(key, start, end, start)
+                    slots = self.key_windows[key]
+                elif w.fired:  # reopened after an idle flush (timestamp rule only)
+                    w.fired = False
+                    self.push_fire(w)
+                w.ids.append(self.ids[i])
+                admitted.append(w)
+            else:
+                late_any = True
+                if allowed > 0 and end + allowed > eff:
+                    if w is None:
+                        w = self.new_window(key, start, end, start)
+                        slots = self.key_windows[key]
+                    elif w.fired:
+                        w.late_dirty = True
+                    w.ids.append(self.ids[i])
+                    admitted.append(w)
+                else:
+                    refused.append((start, end))
+            start -= self.spec.slide
+        return admitted, refused, late_any
+
+    def admit_session(self, i: int, t: int, key: str, eff: int) -> tuple[list[_Window], list[tuple[int, int]], bool]:
+        gap, allowed = self.spec.gap, self.time.allowed_lateness
+        proto_end = t + gap
+        late = proto_end <= eff if self.time.lateness_rule is LatenessRule.WINDOW else t < eff
+        if late and not (allowed > 0 and proto_end + allowed > eff):
+            return [], [(t, proto_end)], True
+        slots = self.key_windows.setdefault(key, {})
+        touching = [w for w in slots.values() if (late or not w.fired) and w.start <= proto_end and t <= w.end]
+        start = min([t] + [w.start for w in touching])
+        end = max([proto_end] + [w.end for w in touching])
+        ids = [x for w in touching for x in w.ids] + [self.ids[i]]
+        any_fired = any(w.fired for w in touching)
+        revision = max([w.revision for w in touching], default=0)
+        merged = self.new_window(key, start, end, next(self.seq))
+        merged.ids, merged.revision = ids, revision
+        if any_fired:  # a late event joined an emitted session: it stays emitted and re-fires as an update
+            merged.fired, merged.late_dirty = True, True
+            heapq.heappush(self.purge_heap, (merged.end + allowed, next(self.seq), merged))
+        for w in touching:
+            w.merged_into = merged
+            self.remove(w)
+        return [merged], [], late
+
+    # --- time passing -----------------------------------------------------------------------------
+    def fire_ready(self, at: int, groups) -> None:
+        for group in groups:
+            heap = self.fire_heap.get(group)
+            if not heap:
+                continue
+            raw = self.raw_of_group(group)
+            eff = self.effective(raw)
+            while heap and heap[0][0] <= eff:
+                end, _, w = heapq.heappop(heap)
+                if w.alive and not w.fired and w.end == end:
+                    self.fire(w, Reason.WATERMARK, at, raw)
+
+    def purge(self) -> None:
+        while self.purge_heap:
+            horizon, _, w = self.purge_heap[0]
+            if not w.alive or not w.fired:
+                heapq.heappop(self.purge_heap)
+                continue
+            if horizon > self.effective(self.raw_of_group(self.group_of(w.key))):
+                break
+            heapq.heappop(self.purge_heap)
+            if w.end + self.time.allowed_lateness == horizon:
+                self.remove(w)
+
+    def check_idle(self, now: int, at: int) -> None:
+        while self.idle_heap and self.idle_heap[0][0] <= now:
+            deadline, key = heapq.heappop(self.idle_heap)
+            if self.idle_deadline.get(key) != deadline:
+                continue
+            del self.idle_deadline[key]
+            raw = self.raw_of_group(self.group_of(key))
+            for w in sorted(self.key_windows.get(key, {}).values(), key=lambda w: (w.start, w.end)):
+                if not w.fired:
+                    self.fire(w, Reason.IDLE_TIMEOUT, at, raw)
+
+    def next_deadline(self) -> int | None:
+        """The earliest processing time at which a heartbeat could change something."""
+        candidates = []
+        if self.time.idle_timeout is not None and self.time.idle_clock is TimeSource.PROCESSING:
+            while self.idle_heap and self.idle_deadline.get(self.idle_heap[0][1]) != self.idle_heap[0][0]:
+                heapq.heappop(self.idle_heap)
+            if self.idle_heap:
+                candidates.append(self.idle_heap[0][0])
+        if self.processing:
+            heap = self.fire_heap.get(GLOBAL, [])
+            while heap and not (heap[0][2].alive and not heap[0][2].fired and heap[0][2].end == heap[0][0]):
+                heapq.heappop(heap)
+            if heap:
+                candidates.append(heap[0][0] + self.time.delay)
+        return min(candidates) if candidates else None
+
+    def heartbeats(self, before: int | None) -> None:
+        """Run the pipeline heartbeats that tick (on multiples of the interval) before ``before``."""
+        hb = self.time.heartbeat
+        while True:
+            deadline = self.next_deadline()
+            if deadline is None:
+                return
+            tick = max(math.ceil(deadline / hb) * hb, (self.clock // hb + 1) * hb if self.clock != NONE else NONE)
+            if before is not None and tick >= before:
+                return
+            self.clock = tick
+            if self.processing:
+                self.fire_ready(tick, [GLOBAL])
+                self.record_trace([GLOBAL], tick, "heartbeat")
+            if self.time.idle_clock is TimeSource.PROCESSING:
+                self.check_idle(tick, tick)
+            self.purge()
+
+    def record_trace(self, sources, at: int, kind: str) -> None:
+        for source in sorted(sources):
+            raw = self.clock if self.processing else self.raw.get(source, NONE)
+            self.trace.append((self.batch_no, at, source, raw, self.effective(raw), kind))
+        if self.merged:
+            raw = self.raw_of_group(GLOBAL)
+            self.trace.append((self.batch_no, at, GLOBAL, raw, self.effective(raw), kind))
+
+    # --- the run ----------------------------------------------------------------------------------
+    def run(self) -> tuple[list, list, list]:
+        n = len(self.et)
+        status = np.empty(n, dtype=object)
+        windows_of = [None] * n
+        refused_of = [None] * n
+        seen_raw = np.empty(n, dtype=np.int64)
+        starts, commits = self.batches.starts, self.batches.commit_time
+        strategy = self.time.strategy
+        bounded = strategy is Strategy.BOUNDED and not self.processing
+        late_status = Status.SIDE_OUTPUT.value if self.time.late_policy is LatePolicy.SIDE_OUTPUT else Status.DROPPED.value
+        idle = self.time.idle_timeout
+        for b in range(len(commits)):
+            lo, hi = int(starts[b]), int(starts[b + 1])
+            commit = int(commits[b])
+            if self.batch_no > 0:
+                self.heartbeats(before=int(self.arrival[lo]))
+            self.batch_no = b + 1
+            batch_min: dict[str, int] = {}
+            batch_max: dict[str, int] = {}
+            touched_groups = set()
+            dirty: list[_Window] = []
+            for i in range(lo, hi):
+                t, key, source = int(self.et[i]), self.keys[i], self.sources[i]
+                group = self.group_of(key)
+                touched_groups.add(group)
+                if t > self.max_seen.get(group, NONE):
+                    self.max_seen[group] = t
+                if bounded and t - self.time.bound > self.raw.get(source, NONE):
+                    self.raw[source] = t - self.time.bound
+                if source not in batch_min or t < batch_min[source]:
+                    batch_min[source] = t
+                if source not in batch_max or t > batch_max[source]:
+                    batch_max[source] = t
+                raw = self.raw_of_group(group)
+                seen_raw[i] = raw
+                admitted, refused, late = self.admit(i, self.effective(raw))
+                windows_of[i] = admitted
+                refused_of[i] = refused
+                if not late:
+                    status[i] = Status.ON_TIME.value
+                elif refused:
+                    status[i] = late_status
+                else:
+                    status[i] = Status.LATE_UPDATED.value
+                dirty.extend(w for w in admitted if w.late_dirty)
+                if t > self.global_max_et:
+                    self.global_max_et = t
+                if idle is not None:
+                    basis = int(self.arrival[i]) if self.time.idle_clock is TimeSource.PROCESSING else t
+                    last = max(basis, self.key_last_et.get(key, NONE))
+                    self.key_last_et[key] = last
+                    self.idle_deadline[key] = last + idle
+                    heapq.heappush(self.idle_heap, (last + idle, key))
+            # commit
+            if self.processing:
+                self.clock = max(self.clock, commit)
+            else:
+                self.clock = max(self.clock, commit)
+                if strategy is not Strategy.BOUNDED:
+                    candidates = batch_min if strategy is Strategy.MIN else batch_max
+                    for source, value in candidates.items():
+                        if value > self.raw.get(source, NONE):
+                            self.raw[source] = value
+            for w in dirty:
+                if w.late_dirty and w.alive:
+                    w.late_dirty = False
+                    self.emit(w, Reason.LATE_UPDATE, commit, self.raw_of_group(self.group_of(w.key)))
+            groups = list(self.fire_heap) if (self.merged or self.processing) else touched_groups
+            self.fire_ready(commit, groups)
+            if idle is not None:
+                now = commit if self.time.idle_clock is TimeSource.PROCESSING else self.global_max_et
+                self.check_idle(now, commit)
+            self.purge()
+            self.max_open = max(self.max_open, self.alive_count)
+            self.record_trace(set(batch_min) if not self.processing else {GLOBAL}, commit, "commit")
+        self.heartbeats(before=None)
+        leftovers = [w for slots in self.key_windows.values() for w in slots.values() if not w.fired]
+        for w in sorted(leftovers, key=lambda w: (w.key, w.start, w.end)):
+            self.fire(w, Reason.END_OF_STREAM, self.clock, self.raw_of_group(self.group_of(w.key)))
+        events = []
+        for i in range(n):
+            spans = sorted({(w.final().start, w.final().end) for w in windows_of[i]})
+            events.append((status[i], spans, sorted(refused_of[i]), int(seen_raw[i])))
+        return events, self.emissions, self.trace
+
+
+def run_reference(stream: Stream, config: RunConfig) -> Result:
+    """Run the reference engine and package its Result."""
+    engine = _Engine(stream, config)
+    event_rows, emissions, trace = engine.run()
+    ev = stream.events
+    events = pd.DataFrame({
+        "id": ev["id"].to_numpy(), "key": ev["key"].to_numpy(), "partition": ev["partition"].to_numpy(),
+        "event_time": engine.et, "arrival_time": engine.arrival, "batch": engine.batches.number,
+        "status": [r[0] for r in event_rows], "windows": [r[1] for r in event_rows],
+        "missed": [r[2] for r in event_rows],
+        "watermark": pd.array([_opt(r[3]) for r in event_rows], dtype="Int64"),
+        "effective_watermark": pd.array([_opt(engine.effective(r[3])) for r in event_rows], dtype="Int64"),
+    }, columns=EVENT_COLUMNS)
+    windows = pd.DataFrame(emissions, columns=WINDOW_COLUMNS)
+    for column in ("watermark", "effective_watermark", "latency_event"):
+        windows[column] = pd.array([_opt(v) for v in windows[column]], dtype="Int64")
+    trace_frame = pd.DataFrame(trace, columns=WATERMARK_COLUMNS)
+    for column in ("watermark", "effective"):
+        trace_frame[column] = pd.array([_opt(v) for v in trace_frame[column]], dtype="Int64")
+    metrics = summarize(events, windows, engine.max_open)
+    return Result(events, windows, trace_frame, metrics, config, stream.name, stream.time_unit)
+
+
+def _opt(value) -> int | None:
+    if value is None or value == NONE or (value is not pd.NA and value < NONE // 2):
+        return None
+    return int(value)

@@ -1,0 +1,132 @@
+"""The Result: the one contract between every runner (local core, Spark) and every front end (CLI, UI).
+
+Times are integer microseconds; ``None`` means "no watermark yet". Tables are pandas DataFrames so the
+UI can plot them and tests can compare them; :meth:`Result.to_json` is the CLI's stable JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from enum import Enum
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from explorer.config import RunConfig, describe
+from explorer.timeutil import MICROS
+
+
+class Status(str, Enum):
+    """What became of an event. Late means: late for at least one of its windows."""
+
+    ON_TIME = "on_time"
+    LATE_UPDATED = "late_updated"  # late, yet admitted to every window it was late for (allowed lateness)
+    SIDE_OUTPUT = "side_output"  # late and refused by at least one window; kept in the side output
+    DROPPED = "dropped"  # late and refused by at least one window; gone
+
+
+class Reason(str, Enum):
+    WATERMARK = "WATERMARK"
+    IDLE_TIMEOUT = "IDLE_TIMEOUT"
+    LATE_UPDATE = "LATE_UPDATE"
+    END_OF_STREAM = "END_OF_STREAM"
+
+
+EVENT_COLUMNS = ["id", "key", "partition", "event_time", "arrival_time", "batch", "status", "windows", "missed",
+                 "watermark", "effective_watermark"]
+WINDOW_COLUMNS = ["key", "start", "end", "count", "ids", "emit_batch", "emit_time", "watermark",
+                  "effective_watermark", "reason", "revision", "latency_event", "latency_processing"]
+WATERMARK_COLUMNS = ["batch", "time", "scope", "watermark", "effective", "at"]
+
+
+@dataclass
+class Stat:
+    mean: float | None
+    p50: float | None
+    p95: float | None
+    max: float | None
+
+    @staticmethod
+    def of(values: np.ndarray, unit: str = "s") -> "Stat":
+        if len(values) == 0:
+            return Stat(None, None, None, None)
+        scaled = np.asarray(values, dtype=float) / MICROS[unit]
+        return Stat(float(scaled.mean()), float(np.percentile(scaled, 50)), float(np.percentile(scaled, 95)),
+                    float(scaled.max()))
+
+
+@dataclass
+class Metrics:
+    """Counts add up: on_time + late_updated + side_output + dropped == events."""
+
+    events: int
+    on_time: int
+    late_updated: int
+    side_output: int
+    dropped: int
+    completeness: float  # admitted (event, window) assignments / all assignments
+    windows_emitted: int  # first emissions (revision 1) by watermark or idle timeout
+    updates: int  # LATE_UPDATE emissions
+    end_of_stream: int  # windows still open when the input ran out and the heartbeats had nothing left to do
+    latency_event: Stat  # max event time seen at emission − window end (003's measure), seconds
+    latency_processing: Stat  # emit time − window end on the processing clock, seconds
+    max_open_windows: int  # most windows held in state at once
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Result:
+    events: pd.DataFrame
+    windows: pd.DataFrame
+    watermarks: pd.DataFrame
+    metrics: Metrics
+    config: RunConfig
+    stream_name: str = "stream"
+    time_unit: str = "s"
+    engine: str = "local"
+
+    def side_output(self) -> pd.DataFrame:
+        """Late events kept for reconciliation, as a first-class stream."""
+        return self.events[self.events["status"] == Status.SIDE_OUTPUT.value]
+
+    def to_json(self) -> dict[str, Any]:
+        """The CLI's ``--format json``: times in the stream's unit, ``None`` for no watermark."""
+        unit = self.time_unit
+        windows = self.windows
+        return {
+            "stream": self.stream_name,
+            "engine": self.engine,
+            "config": describe(self.config),
+            "windows": [
+                {
+                    "key": w.key, "start": _num(w.start, unit), "end": _num(w.end, unit), "count": int(w.count),
+                    "ids": list(w.ids), "emit_batch": int(w.emit_batch), "emit_time": _num(w.emit_time, unit),
+                    "watermark": _num(w.watermark, unit), "effective_watermark": _num(w.effective_watermark, unit),
+                    "reason": w.reason, "revision": int(w.revision),
+                    "latency_event": _num(w.latency_event, unit), "latency_processing": _num(w.latency_processing, unit),
+                }
+                for w in windows.itertuples(index=False)
+            ],
+            "events": [
+                {"id": e.id, "key": e.key, "status": e.status, "batch": int(e.batch),
+                 "windows": [[_num(s, unit), _num(t, unit)] for s, t in e.windows],
+                 "watermark": _num(e.watermark, unit)}
+                for e in self.events[["id", "key", "status", "batch", "windows", "watermark"]].itertuples(index=False)
+            ],
+            "watermarks": [
+                {"batch": int(r.batch), "time": _num(r.time, unit), "scope": r.scope,
+                 "watermark": _num(r.watermark, unit), "effective": _num(r.effective, unit), "at": r.at}
+                for r in self.watermarks.itertuples(index=False)
+            ],
+            "metrics": self.metrics.to_dict(),
+        }
+
+
+def _num(micros: Any, unit: str) -> float | None:
+    if micros is None or micros is pd.NA or (isinstance(micros, float) and np.isnan(micros)):
+        return None
+    value = int(micros) / MICROS[unit]
+    return int(value) if value == int(value) else value

@@ -1,0 +1,30 @@
+"""Metrics from a Result's tables: the same arithmetic for every runner, so their numbers compare."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from explorer.core.result import Metrics, Reason, Stat, Status
+
+
+def summarize(events: pd.DataFrame, windows: pd.DataFrame, max_open_windows: int) -> Metrics:
+    counts = events["status"].value_counts()
+    admitted = int(events["windows"].map(len).sum())
+    refused = int(events["missed"].map(len).sum())
+    first = windows[(windows["revision"] == 1)
+                    & windows["reason"].isin([Reason.WATERMARK.value, Reason.IDLE_TIMEOUT.value])]
+    return Metrics(
+        events=len(events),
+        on_time=int(counts.get(Status.ON_TIME.value, 0)),
+        late_updated=int(counts.get(Status.LATE_UPDATED.value, 0)),
+        side_output=int(counts.get(Status.SIDE_OUTPUT.value, 0)),
+        dropped=int(counts.get(Status.DROPPED.value, 0)),
+        completeness=admitted / (admitted + refused) if admitted + refused else 1.0,
+        windows_emitted=len(first),
+        updates=int((windows["reason"] == Reason.LATE_UPDATE.value).sum()),
+        end_of_stream=int((windows["reason"] == Reason.END_OF_STREAM.value).sum()),
+        latency_event=Stat.of(first["latency_event"].dropna().to_numpy(dtype=np.int64)),
+        latency_processing=Stat.of(first["latency_processing"].to_numpy(dtype=np.int64)),
+        max_open_windows=max_open_windows,
+    )

@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from explorer.config import LatenessRule, LatePolicy, RunConfig, Scope, Strategy, TimeSource, WindowKind
-from explorer.core.result import EVENT_COLUMNS, WATERMARK_COLUMNS, WINDOW_COLUMNS, Reason, Result, Status
+from explorer.core.result import (EVENT_COLUMNS, WATERMARK_COLUMNS, WINDOW_COLUMNS, Reason, Result, Status,
+                                  canonical_order)
 from explorer.core.summary import summarize
 from explorer.streams import Stream, assign_batches
 
@@ -382,7 +383,7 @@ def run_reference(stream: Stream, config: RunConfig) -> Result:
         "watermark": pd.array([_opt(r[3]) for r in event_rows], dtype="Int64"),
         "effective_watermark": pd.array([_opt(engine.effective(r[3])) for r in event_rows], dtype="Int64"),
     }, columns=EVENT_COLUMNS)
-    windows = pd.DataFrame(emissions, columns=WINDOW_COLUMNS)
+    windows = canonical_order(pd.DataFrame(emissions, columns=WINDOW_COLUMNS))
     for column in ("watermark", "effective_watermark", "latency_event"):
         windows[column] = pd.array([_opt(v) for v in windows[column]], dtype="Int64")
     trace_frame = pd.DataFrame(trace, columns=WATERMARK_COLUMNS)

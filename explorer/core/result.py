@@ -40,6 +40,20 @@ WINDOW_COLUMNS = ["key", "start", "end", "count", "ids", "emit_batch", "emit_tim
 WATERMARK_COLUMNS = ["batch", "time", "scope", "watermark", "effective", "at"]
 
 
+REASON_ORDER = {"LATE_UPDATE": 0, "WATERMARK": 1, "IDLE_TIMEOUT": 2, "END_OF_STREAM": 3}
+
+
+def canonical_order(windows: pd.DataFrame) -> pd.DataFrame:
+    """Emissions sorted by when they happened, then by window: every runner lists them the same way."""
+    if windows.empty:
+        return windows.reset_index(drop=True)
+    order = np.lexsort((windows["revision"].to_numpy(), windows["end"].to_numpy(), windows["start"].to_numpy(),
+                        windows["key"].to_numpy().astype(str),
+                        windows["reason"].map(REASON_ORDER).to_numpy(), windows["emit_time"].to_numpy(),
+                        windows["emit_batch"].to_numpy()))
+    return windows.iloc[order].reset_index(drop=True)
+
+
 @dataclass
 class Stat:
     mean: float | None

@@ -49,7 +49,7 @@ def voltsp(scenario: int = 3) -> pd.DataFrame:
 
 
 def mobile_bursts(seed: int = 1, devices: int = 20, duration: float = 600.0, rate: float = 1.0,
-                  offline_prob: float = 0.02, mean_offline: float = 45.0, network_delay: float = 0.3) -> pd.DataFrame:
+                  offline_prob: float = 0.002, mean_offline: float = 40.0, network_delay: float = 0.3) -> pd.DataFrame:
     """Devices emit about ``rate`` events/s; now and then one goes offline, buffers, and flushes its
     backlog in a burst when it reconnects (the 003 feature-pipeline story)."""
     rng = np.random.default_rng(seed)
@@ -90,7 +90,8 @@ def idle_key(seed: int = 5, keys: int = 3, duration: float = 300.0, silent_after
     for k in range(keys):
         name = "quiet" if k == 0 else f"busy-{k}"
         end = silent_after if k == 0 else duration
-        times = np.arange(0.0, end, 1 / rate) + rng.uniform(0, 0.5, size=int(np.ceil(end * rate)))[: len(np.arange(0.0, end, 1 / rate))]
+        base = np.arange(0.0, end, 1 / rate)
+        times = base + rng.uniform(0, 0.5, size=len(base))
         arrival = times + rng.exponential(mean_delay, size=len(times))
         frames.append(pd.DataFrame({"key": name, "event_time": times, "arrival_time": arrival}))
     return _finish(pd.concat(frames))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -24,17 +24,46 @@ TIME_UNITS = ("s", "ms", "us")
 
 
 def load_events(
-    path: str | Path,
+    path: str | Path | Sequence[str | Path],
     time_unit: str = "s",
     columns: dict[str, str] | None = None,
     max_bytes: int = MAX_FILE_BYTES,
 ) -> Stream:
-    """Load and validate an events file.
+    """Load and validate an events file, several files, or a directory of them (read in name order).
 
     ``columns`` maps our names (id, key, event_time, arrival_time, batch, partition, value) to the
-    file's own column names, for files that call event time ``ts`` and so on.
+    file's own column names, for files that call event time ``ts`` and so on. Several files are one
+    stream: their rows are put in arrival order together, so how rows are split into files never matters.
     """
-    path = Path(path)
+    paths = _expand(path)
+    if len(paths) > 1:
+        frames = []
+        for part in paths:
+            frame = _read_checked(part, max_bytes)
+            stream_from_frame(frame, name=part.name, time_unit=time_unit, columns=columns, source=str(part))
+            frames.append(frame)
+        return stream_from_frame(pd.concat(frames, ignore_index=True), name=Path(path if isinstance(path, (str, Path))
+                                 else paths[0].parent).name, time_unit=time_unit, columns=columns)
+    path = paths[0]
+    frame = _read_checked(path, max_bytes)
+    return stream_from_frame(frame, name=path.name, time_unit=time_unit, columns=columns, source=str(path))
+
+
+def _expand(path: str | Path | Sequence[str | Path]) -> list[Path]:
+    if isinstance(path, (str, Path)):
+        path = Path(path)
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.suffix.lower() in SUFFIXES)
+            if not found:
+                raise InputError(f"{path}: no .csv, .jsonl or .parquet files in this directory")
+            return found
+        return [path]
+    if not path:
+        raise InputError("no events files given")
+    return [Path(p) for p in path]
+
+
+def _read_checked(path: Path, max_bytes: int) -> pd.DataFrame:
     if not path.exists():
         raise InputError(f"{path}: file not found")
     fmt = SUFFIXES.get(path.suffix.lower())
@@ -46,8 +75,7 @@ def load_events(
     if size > max_bytes:
         raise InputError(f"{path}: the file is {size / 1024**2:.0f} MiB, over the {max_bytes / 1024**2:.0f} MiB limit; "
                          "sample it, or use the Spark sweep for large traces")
-    frame = _read(path, fmt)
-    return stream_from_frame(frame, name=path.name, time_unit=time_unit, columns=columns, source=str(path))
+    return _read(path, fmt)
 
 
 def _read(path: Path, fmt: str) -> pd.DataFrame:

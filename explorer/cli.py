@@ -1,0 +1,279 @@
+"""``python -m explorer``: run, curve, validate, generate. Bad input exits 2 with one line, never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from explorer.config import (PRESETS, BatchSpec, LatePolicy, LatenessRule, RunConfig, Scope, Strategy, TimeSource,
+                             WindowSpec, apply_delay, load_yaml_config, preset)
+from explorer.core import Result, run
+from explorer.errors import InputError
+from explorer.metrics import curve, format_curve_table
+from explorer.streams import GENERATORS, Stream, generate, load_events
+from explorer.timeutil import MICROS, parse_duration
+
+COLUMN_OPTIONS = ("id", "key", "event_time", "arrival_time", "batch", "partition", "value")
+
+
+def _generator_options() -> dict[str, inspect.Parameter]:
+    options: dict[str, inspect.Parameter] = {}
+    for generator in GENERATORS.values():
+        for name, param in inspect.signature(generator.make).parameters.items():
+            options.setdefault(name, param)
+    return options
+
+
+def _add_source(parser: argparse.ArgumentParser, required_file: bool) -> None:
+    if required_file:
+        parser.add_argument("events", help="events file: .csv, .jsonl or .parquet")
+    else:
+        parser.add_argument("events", nargs="?", help="events file: .csv, .jsonl or .parquet")
+        parser.add_argument("--synthetic", metavar="NAME", choices=list(GENERATORS),
+                            help=f"a built-in stream instead of a file: {', '.join(GENERATORS)}")
+        _add_generator_options(parser)
+    parser.add_argument("--time-unit", choices=["s", "ms", "us"], default="s", help="unit of numeric times (default s)")
+    for column in COLUMN_OPTIONS:
+        parser.add_argument(f"--{column.replace('_', '-')}-col", metavar="NAME", help=f"the file's column for {column}")
+
+
+def _add_generator_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("generator options (see `generate --help`)")
+    for name, param in _generator_options().items():
+        kind = type(param.default) if param.default is not inspect.Parameter.empty else str
+        group.add_argument(f"--{name.replace('_', '-')}", dest=f"gen_{name}", type=kind, default=None, metavar="X")
+
+
+def _add_config(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("time configuration")
+    g.add_argument("--preset", choices=sorted(PRESETS), help="start from an engine's rules (default voltsp)")
+    g.add_argument("--config", metavar="FILE.yaml", help="a timeConfig in VoltSP's words")
+    g.add_argument("--window", help="tumbling:10 | sliding:20:10 | session:30 (default tumbling:10)")
+    g.add_argument("--time", choices=[t.value for t in TimeSource], help="event or processing time")
+    g.add_argument("--strategy", choices=[s.value for s in Strategy], help="min | max (per batch) | bounded (per element)")
+    g.add_argument("--bound", help="L of the bounded strategy (raw watermark = max seen − L)")
+    g.add_argument("--delay", help="the knob every engine has, in the preset's arithmetic (VoltSP: delayWindowClose)")
+    g.add_argument("--allowed-lateness", help="keep closed windows for late updates until effective ≥ end + A")
+    g.add_argument("--late", choices=[p.value for p in LatePolicy], help="what happens to refused late events")
+    g.add_argument("--lateness-rule", choices=[r.value for r in LatenessRule], help="late = window closed | timestamp behind watermark")
+    g.add_argument("--idle-timeout", help="flush a key's windows after this much silence")
+    g.add_argument("--idle-clock", choices=[t.value for t in TimeSource], help="which clock measures silence")
+    g.add_argument("--heartbeat", help="pipeline heartbeat interval (default 60s)")
+    g.add_argument("--scope", choices=[s.value for s in Scope], help="who shares a watermark (default key)")
+    g.add_argument("--batches", help="event | count:N | interval:T | column")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m explorer", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p_run = sub.add_parser("run", help="evaluate one configuration over a stream")
+    _add_source(p_run, required_file=False)
+    _add_config(p_run)
+    p_run.add_argument("--format", choices=["json", "table"], default="table")
+    p_run.add_argument("--out", metavar="DIR", help="write events.csv, windows.csv, watermarks.csv and metrics.json")
+
+    p_curve = sub.add_parser("curve", help="completeness and latency over a sweep of delays")
+    _add_source(p_curve, required_file=False)
+    _add_config(p_curve)
+    p_curve.add_argument("--delays", required=True, help="comma-separated, e.g. 0,2,5,10,20,40")
+    p_curve.add_argument("--format", choices=["table", "csv", "json"], default="table")
+
+    p_val = sub.add_parser("validate", help="check an events file and describe it")
+    _add_source(p_val, required_file=True)
+
+    p_gen = sub.add_parser("generate", help="write a built-in synthetic stream to a file")
+    p_gen.add_argument("name", choices=list(GENERATORS))
+    p_gen.add_argument("--out", metavar="FILE", help="where to write (.csv, .jsonl or .parquet); default data/NAME.csv")
+    _add_generator_options(p_gen)
+    return parser
+
+
+def _generator_kwargs(args: argparse.Namespace, name: str) -> dict[str, Any]:
+    accepted = inspect.signature(GENERATORS[name].make).parameters
+    given = {k[4:]: v for k, v in vars(args).items() if k.startswith("gen_") and v is not None}
+    unknown = [k for k in given if k not in accepted]
+    if unknown:
+        raise InputError(f"generator {name!r} has no option(s) {', '.join('--' + u.replace('_', '-') for u in unknown)}; "
+                         f"it takes {', '.join('--' + a.replace('_', '-') for a in accepted) or 'none'}")
+    return given
+
+
+def load_source(args: argparse.Namespace, event_time_column: str | None = None) -> Stream:
+    synthetic = getattr(args, "synthetic", None)
+    if synthetic:
+        if args.events:
+            raise InputError("give either an events file or --synthetic NAME, not both")
+        return generate(synthetic, **_generator_kwargs(args, synthetic))
+    if not args.events:
+        raise InputError("an events file (or --synthetic NAME) is needed")
+    columns = {c: getattr(args, f"{c}_col") for c in COLUMN_OPTIONS if getattr(args, f"{c}_col", None)}
+    if event_time_column and "event_time" not in columns:
+        header = _header(Path(args.events))
+        if event_time_column in header and event_time_column != "event_time":
+            columns["event_time"] = event_time_column
+    return load_events(args.events, time_unit=args.time_unit, columns=columns or None)
+
+
+def _header(path: Path) -> list[str]:
+    try:
+        if path.suffix.lower() == ".csv":
+            return list(pd.read_csv(path, nrows=0).columns)
+    except Exception:
+        return []
+    return []
+
+
+def build_config(args: argparse.Namespace) -> tuple[RunConfig, str | None]:
+    """Preset, then YAML, then explicit flags: the later one wins."""
+    column = None
+    config = preset(args.preset or "voltsp")
+    if args.config:
+        loaded = load_yaml_config(args.config)
+        config, column = loaded.config, loaded.event_time_column
+        if args.preset:
+            config = replace(config, preset=args.preset, batches=PRESETS[args.preset].batches or config.batches)
+    if args.window:
+        config = replace(config, window=WindowSpec.parse(args.window))
+    if args.batches:
+        config = replace(config, batches=BatchSpec.parse(args.batches))
+    changes: dict[str, Any] = {}
+    enum_flags = {"time": ("time_source", TimeSource), "strategy": ("strategy", Strategy), "late": ("late_policy", LatePolicy),
+                  "lateness_rule": ("lateness_rule", LatenessRule), "idle_clock": ("idle_clock", TimeSource),
+                  "scope": ("scope", Scope)}
+    for flag, (name, kind) in enum_flags.items():
+        if getattr(args, flag):
+            changes[name] = kind(getattr(args, flag))
+    for flag, name in {"bound": "bound", "allowed_lateness": "allowed_lateness", "idle_timeout": "idle_timeout",
+                       "heartbeat": "heartbeat"}.items():
+        if getattr(args, flag) is not None:
+            changes[name] = parse_duration(getattr(args, flag))
+    if changes.get("heartbeat", 1) <= 0:
+        raise InputError("--heartbeat must be positive")
+    config = config.with_time(**changes)
+    if getattr(args, "delay", None) is not None:
+        config = apply_delay(config, parse_duration(args.delay))
+    return config, column
+
+
+def _print_run_table(result: Result) -> None:
+    m = result.metrics
+    unit = result.time_unit
+    print(f"{result.stream_name}: {m.events} events, preset {result.config.preset}, window {result.config.window}")
+    print(f"  on time {m.on_time}, late-updated {m.late_updated}, side output {m.side_output}, dropped {m.dropped}")
+    print(f"  completeness {m.completeness:.2%}, windows emitted {m.windows_emitted}, updates {m.updates}, "
+          f"still open at end {m.end_of_stream}, most windows open {m.max_open_windows}")
+    if m.latency_event.mean is not None:
+        print(f"  emit latency (event time) mean {m.latency_event.mean:.2f} p50 {m.latency_event.p50:.2f} "
+              f"p95 {m.latency_event.p95:.2f} max {m.latency_event.max:.2f} s; "
+              f"(processing time) mean {m.latency_processing.mean:.2f} s")
+    shown = result.windows.head(20)
+    if len(shown):
+        print(f"  {'key':>8} {'start':>10} {'end':>10} {'count':>6} {'batch':>6} {'reason':>14} {'rev':>4}")
+        for w in shown.itertuples(index=False):
+            print(f"  {w.key or '-':>8} {w.start / MICROS[unit]:>10g} {w.end / MICROS[unit]:>10g} {w.count:>6} "
+                  f"{w.emit_batch:>6} {w.reason:>14} {w.revision:>4}")
+        if len(result.windows) > len(shown):
+            print(f"  … {len(result.windows) - len(shown)} more emissions (use --format json or --out)")
+
+
+def _write_out(result: Result, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    events = result.events.copy()
+    events["windows"] = events["windows"].map(json.dumps)
+    events["missed"] = events["missed"].map(json.dumps)
+    events.to_csv(out / "events.csv", index=False)
+    windows = result.windows.copy()
+    windows["ids"] = windows["ids"].map(lambda ids: json.dumps(list(ids)))
+    windows.to_csv(out / "windows.csv", index=False)
+    result.watermarks.to_csv(out / "watermarks.csv", index=False)
+    (out / "metrics.json").write_text(json.dumps(result.metrics.to_dict(), indent=2))
+    print(f"wrote {out}/events.csv, windows.csv, watermarks.csv, metrics.json (times in µs)")
+
+
+def cmd_run(args: argparse.Namespace) -> None:
+    config, column = build_config(args)
+    result = run(load_source(args, column), config)
+    if args.out:
+        _write_out(result, Path(args.out))
+    elif args.format == "json":
+        print(json.dumps(result.to_json()))
+    else:
+        _print_run_table(result)
+
+
+def cmd_curve(args: argparse.Namespace) -> None:
+    config, column = build_config(args)
+    stream = load_source(args, column)
+    try:
+        delays = [parse_duration(d) for d in args.delays.split(",") if d.strip()]
+    except InputError as exc:
+        raise InputError(f"--delays: {exc}") from None
+    if not delays:
+        raise InputError("--delays needs at least one value")
+    rows = curve(stream, config, delays)
+    if args.format == "json":
+        print(json.dumps([row.to_dict() for row in rows]))
+    elif args.format == "csv":
+        print(pd.DataFrame([row.to_dict() for row in rows]).to_csv(index=False), end="")
+    else:
+        print(format_curve_table(rows))
+
+
+def cmd_validate(args: argparse.Namespace) -> None:
+    stream = load_source(args)
+    ev = stream.events
+    unit = MICROS[stream.time_unit]
+    delay = (ev["arrival_time"] - ev["event_time"]) / unit
+    print(f"{args.events}: OK, {len(ev)} events, {len(stream.keys)} key(s), {len(stream.partitions)} partition(s)")
+    print(f"  event time {ev['event_time'].min() / unit:g} … {ev['event_time'].max() / unit:g} {stream.time_unit}"
+          f"{' (ISO-8601, shown as seconds since 1970)' if stream.iso_times else ''}")
+    if stream.has_arrival:
+        print(f"  delay (arrival − event) p50 {delay.quantile(0.5):.3g} p95 {delay.quantile(0.95):.3g} "
+              f"max {delay.max():.3g} {stream.time_unit}")
+    else:
+        print("  no arrival_time column: file order is arrival order")
+    print(f"  batch column: {'yes' if stream.has_batch else 'no'}")
+
+
+def cmd_generate(args: argparse.Namespace) -> None:
+    stream = generate(args.name, **_generator_kwargs(args, args.name))
+    out = Path(args.out or f"data/{args.name}.csv")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    frame = stream.events.copy()
+    for column in ("event_time", "arrival_time"):
+        frame[column] = frame[column] / MICROS["s"]
+    keep = ["id", "event_time", "arrival_time"] + [c for c, flag in
+                                                   (("key", stream.has_keys), ("batch", stream.has_batch),
+                                                    ("partition", stream.has_partition)) if flag]
+    frame = frame[keep]
+    suffix = out.suffix.lower()
+    if suffix == ".parquet":
+        frame.to_parquet(out, index=False)
+    elif suffix in (".jsonl", ".ndjson", ".json"):
+        frame.to_json(out, orient="records", lines=True)
+    else:
+        frame.to_csv(out, index=False)
+    print(f"wrote {len(frame)} events to {out}")
+
+
+COMMANDS = {"run": cmd_run, "curve": cmd_curve, "validate": cmd_validate, "generate": cmd_generate}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        COMMANDS[args.command](args)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    return 0

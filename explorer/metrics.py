@@ -1,0 +1,65 @@
+"""Completeness–latency curves: one row per delay, as 003's Output 9.4.1 reports them."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Iterable
+
+from explorer.config import RunConfig, apply_delay
+from explorer.core import Result, run
+from explorer.streams import Stream
+from explorer.timeutil import MICROS
+
+
+@dataclass
+class CurveRow:
+    """``dropped`` counts every event a window refused (dropped or sent to the side output), as 003 does;
+    ``side_output`` says how many of those were kept. Latencies are in seconds."""
+
+    delay: float
+    completeness: float
+    dropped: int
+    side_output: int
+    late_updated: int
+    avg_emit_latency: float | None
+    p95_latency: float | None
+    processing_latency: float | None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def curve_row(delay: int, result: Result) -> CurveRow:
+    m = result.metrics
+    return CurveRow(
+        delay=_plain(delay / MICROS["s"]),
+        completeness=m.completeness,
+        dropped=m.dropped + m.side_output,
+        side_output=m.side_output,
+        late_updated=m.late_updated,
+        avg_emit_latency=m.latency_event.mean,
+        p95_latency=m.latency_event.p95,
+        processing_latency=m.latency_processing.mean,
+    )
+
+
+def curve(stream: Stream, config: RunConfig, delays: Iterable[int]) -> list[CurveRow]:
+    """Evaluate ``config`` once per delay (read in the preset's arithmetic)."""
+    return [curve_row(delay, run(stream, apply_delay(config, delay))) for delay in delays]
+
+
+def format_curve_table(rows: list[CurveRow]) -> str:
+    lines = [f"{'delay':>7} | {'completeness':>12} | {'dropped':>8} | {'avg emit latency':>16} | "
+             f"{'p95 latency':>11} | {'processing latency':>18}", "-" * 90]
+    for r in rows:
+        lines.append(f"{r.delay:>7g} | {r.completeness:>11.2%} | {r.dropped:>8} | {_fmt(r.avg_emit_latency):>16} | "
+                     f"{_fmt(r.p95_latency):>11} | {_fmt(r.processing_latency):>18}")
+    return "\n".join(lines)
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _plain(value: float) -> float | int:
+    return int(value) if value == int(value) else value

@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_source(p_run, required_file=False)
     _add_config(p_run)
     p_run.add_argument("--format", choices=["json", "table"], default="table")
-    p_run.add_argument("--out", metavar="DIR", help="write events.csv, windows.csv, watermarks.csv and metrics.json")
+    p_run.add_argument("--out", metavar="DIR", help="write events.csv, assignments.csv, windows.csv, watermarks.csv and metrics.json")
 
     p_curve = sub.add_parser("curve", help="completeness and latency over a sweep of delays")
     _add_source(p_curve, required_file=False)
@@ -186,16 +186,14 @@ def _print_run_table(result: Result) -> None:
 
 def _write_out(result: Result, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    events = result.events.copy()
-    events["windows"] = events["windows"].map(json.dumps)
-    events["missed"] = events["missed"].map(json.dumps)
-    events.to_csv(out / "events.csv", index=False)
+    result.events.to_csv(out / "events.csv", index=False)
+    result.assignments.to_csv(out / "assignments.csv", index=False)
     windows = result.windows.copy()
     windows["ids"] = windows["ids"].map(lambda ids: json.dumps(list(ids)))
     windows.to_csv(out / "windows.csv", index=False)
     result.watermarks.to_csv(out / "watermarks.csv", index=False)
     (out / "metrics.json").write_text(json.dumps(result.metrics.to_dict(), indent=2))
-    print(f"wrote {out}/events.csv, windows.csv, watermarks.csv, metrics.json (times in µs)")
+    print(f"wrote {out}/events.csv, assignments.csv, windows.csv, watermarks.csv, metrics.json (times in µs)")
 
 
 def cmd_run(args: argparse.Namespace) -> None:

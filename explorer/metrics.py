@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Iterable
 
 from explorer.config import RunConfig, apply_delay
-from explorer.core import Result, run
+from explorer.core import Metrics, run_metrics
 from explorer.streams import Stream
 from explorer.timeutil import MICROS
 
@@ -29,8 +29,7 @@ class CurveRow:
         return asdict(self)
 
 
-def curve_row(delay: int, result: Result) -> CurveRow:
-    m = result.metrics
+def curve_row(delay: int, m: Metrics) -> CurveRow:
     return CurveRow(
         delay=_plain(delay / MICROS["s"]),
         completeness=m.completeness,
@@ -45,7 +44,7 @@ def curve_row(delay: int, result: Result) -> CurveRow:
 
 def curve(stream: Stream, config: RunConfig, delays: Iterable[int]) -> list[CurveRow]:
     """Evaluate ``config`` once per delay (read in the preset's arithmetic)."""
-    return [curve_row(delay, run(stream, apply_delay(config, delay))) for delay in delays]
+    return [curve_row(delay, run_metrics(stream, apply_delay(config, delay))) for delay in delays]
 
 
 def format_curve_table(rows: list[CurveRow]) -> str:

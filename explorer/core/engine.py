@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from explorer.config import LatenessRule, LatePolicy, RunConfig, Scope, Strategy, TimeSource, WindowKind
-from explorer.core.result import (EVENT_COLUMNS, WATERMARK_COLUMNS, WINDOW_COLUMNS, Reason, Result, Status,
+from explorer.core.result import (ASSIGNMENT_COLUMNS, EVENT_COLUMNS, WATERMARK_COLUMNS, WINDOW_COLUMNS, Reason, Result, Status,
                                   canonical_order)
 from explorer.core.summary import summarize
 from explorer.streams import Stream, assign_batches
@@ -82,7 +82,7 @@ class _Engine:
         self.global_max_et = NONE
         self.key_windows: dict[str, dict[int, _Window]] = {}
         self.fire_heap: dict[str, list] = {}  # group -> heap of (end, seq, window)
-        self.purge_heap: list = []
+        self.purge_heap: dict[str, list] = {}  # group -> heap of (end + allowed lateness, seq, window)
         self.idle_heap: list = []  # (deadline, key)
         self.idle_deadline: dict[str, int] = {}
         self.key_last_et: dict[str, int] = {}
@@ -138,11 +138,15 @@ class _Engine:
     def fire(self, w: _Window, reason: Reason, at: int, group_raw: int) -> None:
         w.fired = True
         self.emit(w, reason, at, group_raw)
-        heapq.heappush(self.purge_heap, (w.end + self.time.allowed_lateness, next(self.seq), w))
+        self.push_purge(w)
+
+    def push_purge(self, w: _Window) -> None:
+        heap = self.purge_heap.setdefault(self.group_of(w.key), [])
+        heapq.heappush(heap, (w.end + self.time.allowed_lateness, next(self.seq), w))
 
     # --- one event --------------------------------------------------------------------------------
-    def admit(self, i: int, eff: int) -> tuple[list[_Window], list[tuple[int, int]], bool]:
-        """Returns (windows admitted to, windows refused, was late for any window)."""
+    def admit(self, i: int, eff: int) -> tuple[list[tuple[_Window, bool]], list[tuple[int, int]], bool]:
+        """Returns ((window admitted to, was late for it) pairs, windows refused, was late for any window)."""
         t, key = int(self.et[i]), self.keys[i]
         rule_window = self.time.lateness_rule is LatenessRule.WINDOW
         allowed = self.time.allowed_lateness
@@ -166,7 +170,7 @@ class _Engine:
                     w.fired = False
                     self.push_fire(w)
                 w.ids.append(self.ids[i])
-                admitted.append(w)
+                admitted.append((w, False))
             else:
                 late_any = True
                 if allowed > 0 and end + allowed > eff:
@@ -176,13 +180,14 @@ class _Engine:
                     elif w.fired:
                         w.late_dirty = True
                     w.ids.append(self.ids[i])
-                    admitted.append(w)
+                    admitted.append((w, True))
                 else:
                     refused.append((start, end))
             start -= self.spec.slide
         return admitted, refused, late_any
 
-    def admit_session(self, i: int, t: int, key: str, eff: int) -> tuple[list[_Window], list[tuple[int, int]], bool]:
+    def admit_session(self, i: int, t: int, key: str, eff: int) -> tuple[list[tuple[_Window, bool]],
+                                                                         list[tuple[int, int]], bool]:
         gap, allowed = self.spec.gap, self.time.allowed_lateness
         proto_end = t + gap
         late = proto_end <= eff if self.time.lateness_rule is LatenessRule.WINDOW else t < eff
@@ -199,11 +204,11 @@ class _Engine:
         merged.ids, merged.revision = ids, revision
         if any_fired:  # a late event joined an emitted session: it stays emitted and re-fires as an update
             merged.fired, merged.late_dirty = True, True
-            heapq.heappush(self.purge_heap, (merged.end + allowed, next(self.seq), merged))
+            self.push_purge(merged)
         for w in touching:
             w.merged_into = merged
             self.remove(w)
-        return [merged], [], late
+        return [(merged, late)], [], late
 
     # --- time passing -----------------------------------------------------------------------------
     def fire_ready(self, at: int, groups) -> None:
@@ -218,17 +223,20 @@ class _Engine:
                 if w.alive and not w.fired and w.end == end:
                     self.fire(w, Reason.WATERMARK, at, raw)
 
-    def purge(self) -> None:
-        while self.purge_heap:
-            horizon, _, w = self.purge_heap[0]
-            if not w.alive or not w.fired:
-                heapq.heappop(self.purge_heap)
+    def purge(self, groups) -> None:
+        """Drop fired windows whose end + allowed lateness the effective watermark has passed."""
+        for group in groups:
+            heap = self.purge_heap.get(group)
+            if not heap:
                 continue
-            if horizon > self.effective(self.raw_of_group(self.group_of(w.key))):
-                break
-            heapq.heappop(self.purge_heap)
-            if w.end + self.time.allowed_lateness == horizon:
-                self.remove(w)
+            eff = self.effective(self.raw_of_group(group))
+            while heap:
+                horizon, _, w = heap[0]
+                if w.alive and w.fired and horizon > eff:
+                    break
+                heapq.heappop(heap)
+                if w.alive and w.fired:
+                    self.remove(w)
 
     def check_idle(self, now: int, at: int) -> None:
         while self.idle_heap and self.idle_heap[0][0] <= now:
@@ -273,7 +281,7 @@ class _Engine:
                 self.record_trace([GLOBAL], tick, "heartbeat")
             if self.time.idle_clock is TimeSource.PROCESSING:
                 self.check_idle(tick, tick)
-            self.purge()
+            self.purge([GLOBAL] if self.processing else [])
 
     def record_trace(self, sources, at: int, kind: str) -> None:
         for source in sorted(sources):
@@ -328,7 +336,7 @@ class _Engine:
                     status[i] = late_status
                 else:
                     status[i] = Status.LATE_UPDATED.value
-                dirty.extend(w for w in admitted if w.late_dirty)
+                dirty.extend(w for w, _ in admitted if w.late_dirty)
                 if t > self.global_max_et:
                     self.global_max_et = t
                 if idle is not None:
@@ -356,41 +364,45 @@ class _Engine:
             if idle is not None:
                 now = commit if self.time.idle_clock is TimeSource.PROCESSING else self.global_max_et
                 self.check_idle(now, commit)
-            self.purge()
+            self.purge(groups)
             self.max_open = max(self.max_open, self.alive_count)
             self.record_trace(set(batch_min) if not self.processing else {GLOBAL}, commit, "commit")
         self.heartbeats(before=None)
         leftovers = [w for slots in self.key_windows.values() for w in slots.values() if not w.fired]
         for w in sorted(leftovers, key=lambda w: (w.key, w.start, w.end)):
             self.fire(w, Reason.END_OF_STREAM, self.clock, self.raw_of_group(self.group_of(w.key)))
-        events = []
+        assignments = []
         for i in range(n):
-            spans = sorted({(w.final().start, w.final().end) for w in windows_of[i]})
-            events.append((status[i], spans, sorted(refused_of[i]), int(seen_raw[i])))
-        return events, self.emissions, self.trace
+            for (start, end), late in sorted({(w.final().start, w.final().end): late for w, late in windows_of[i]}.items()):
+                assignments.append((i, start, end, late, True))
+            for start, end in sorted(refused_of[i]):
+                assignments.append((i, start, end, True, False))
+        return (status, seen_raw), assignments, self.emissions, self.trace
 
 
 def run_reference(stream: Stream, config: RunConfig) -> Result:
     """Run the reference engine and package its Result."""
     engine = _Engine(stream, config)
-    event_rows, emissions, trace = engine.run()
+    (status, seen_raw), assignment_rows, emissions, trace = engine.run()
     ev = stream.events
     events = pd.DataFrame({
         "id": ev["id"].to_numpy(), "key": ev["key"].to_numpy(), "partition": ev["partition"].to_numpy(),
         "event_time": engine.et, "arrival_time": engine.arrival, "batch": engine.batches.number,
-        "status": [r[0] for r in event_rows], "windows": [r[1] for r in event_rows],
-        "missed": [r[2] for r in event_rows],
-        "watermark": pd.array([_opt(r[3]) for r in event_rows], dtype="Int64"),
-        "effective_watermark": pd.array([_opt(engine.effective(r[3])) for r in event_rows], dtype="Int64"),
+        "status": status,
+        "watermark": pd.array([_opt(r) for r in seen_raw], dtype="Int64"),
+        "effective_watermark": pd.array([_opt(engine.effective(int(r))) for r in seen_raw], dtype="Int64"),
     }, columns=EVENT_COLUMNS)
+    assignments = pd.DataFrame(assignment_rows, columns=ASSIGNMENT_COLUMNS).astype(
+        {"event": np.int64, "start": np.int64, "end": np.int64, "late": bool, "admitted": bool})
     windows = canonical_order(pd.DataFrame(emissions, columns=WINDOW_COLUMNS))
     for column in ("watermark", "effective_watermark", "latency_event"):
         windows[column] = pd.array([_opt(v) for v in windows[column]], dtype="Int64")
     trace_frame = pd.DataFrame(trace, columns=WATERMARK_COLUMNS)
     for column in ("watermark", "effective"):
         trace_frame[column] = pd.array([_opt(v) for v in trace_frame[column]], dtype="Int64")
-    metrics = summarize(events, windows, engine.max_open)
-    return Result(events, windows, trace_frame, metrics, config, stream.name, stream.time_unit)
+    admitted = int(assignments["admitted"].sum())
+    metrics = summarize(events["status"].to_numpy(), admitted, len(assignments) - admitted, windows, engine.max_open)
+    return Result(events, assignments, windows, trace_frame, metrics, config, stream.name, stream.time_unit)
 
 
 def _opt(value) -> int | None:

@@ -33,8 +33,9 @@ class Reason(str, Enum):
     END_OF_STREAM = "END_OF_STREAM"
 
 
-EVENT_COLUMNS = ["id", "key", "partition", "event_time", "arrival_time", "batch", "status", "windows", "missed",
-                 "watermark", "effective_watermark"]
+EVENT_COLUMNS = ["id", "key", "partition", "event_time", "arrival_time", "batch", "status", "watermark",
+                 "effective_watermark"]
+ASSIGNMENT_COLUMNS = ["event", "start", "end", "late", "admitted"]
 WINDOW_COLUMNS = ["key", "start", "end", "count", "ids", "emit_batch", "emit_time", "watermark",
                   "effective_watermark", "reason", "revision", "latency_event", "latency_processing"]
 WATERMARK_COLUMNS = ["batch", "time", "scope", "watermark", "effective", "at"]
@@ -93,7 +94,13 @@ class Metrics:
 
 @dataclass
 class Result:
+    """``events``: one row per event in arrival order. ``assignments``: one row per (event, window) pair —
+    ``event`` is the event's row, ``late`` whether it was late for that window, ``admitted`` whether the
+    window took it (sessions: the session it ended up in). ``windows``: one row per emission.
+    ``watermarks``: the trace per batch (and heartbeat) and scope."""
+
     events: pd.DataFrame
+    assignments: pd.DataFrame
     windows: pd.DataFrame
     watermarks: pd.DataFrame
     metrics: Metrics
@@ -106,10 +113,22 @@ class Result:
         """Late events kept for reconciliation, as a first-class stream."""
         return self.events[self.events["status"] == Status.SIDE_OUTPUT.value]
 
+    def windows_of(self, row: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        """(windows that admitted the event in ``row``, windows that refused it) — for the inspector."""
+        a = self.assignments[self.assignments["event"] == row]
+        took = a[a["admitted"]]
+        refused = a[~a["admitted"]]
+        return (sorted(zip(took["start"].tolist(), took["end"].tolist())),
+                sorted(zip(refused["start"].tolist(), refused["end"].tolist())))
+
     def to_json(self) -> dict[str, Any]:
         """The CLI's ``--format json``: times in the stream's unit, ``None`` for no watermark."""
         unit = self.time_unit
         windows = self.windows
+        took = self.assignments[self.assignments["admitted"]].sort_values(["event", "start", "end"])
+        spans: dict[int, list] = {}
+        for row, start, end in zip(took["event"].tolist(), took["start"].tolist(), took["end"].tolist()):
+            spans.setdefault(row, []).append((start, end))
         return {
             "stream": self.stream_name,
             "engine": self.engine,
@@ -126,9 +145,9 @@ class Result:
             ],
             "events": [
                 {"id": e.id, "key": e.key, "status": e.status, "batch": int(e.batch),
-                 "windows": [[_num(s, unit), _num(t, unit)] for s, t in e.windows],
+                 "windows": [[_num(s, unit), _num(t, unit)] for s, t in spans.get(row, [])],
                  "watermark": _num(e.watermark, unit)}
-                for e in self.events[["id", "key", "status", "batch", "windows", "watermark"]].itertuples(index=False)
+                for row, e in enumerate(self.events[["id", "key", "status", "batch", "watermark"]].itertuples(index=False))
             ],
             "watermarks": [
                 {"batch": int(r.batch), "time": _num(r.time, unit), "scope": r.scope,

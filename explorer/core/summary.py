@@ -8,14 +8,15 @@ import pandas as pd
 from explorer.core.result import Metrics, Reason, Stat, Status
 
 
-def summarize(events: pd.DataFrame, windows: pd.DataFrame, max_open_windows: int) -> Metrics:
-    counts = events["status"].value_counts()
-    admitted = int(events["windows"].map(len).sum())
-    refused = int(events["missed"].map(len).sum())
+def summarize(status: np.ndarray, admitted: int, refused: int, windows: pd.DataFrame,
+              max_open_windows: int) -> Metrics:
+    """``admitted``/``refused`` count (event, window) assignments; ``windows`` needs reason, revision and the
+    two latency columns."""
+    counts = pd.Series(status, dtype=object).value_counts().to_dict()
     first = windows[(windows["revision"] == 1)
                     & windows["reason"].isin([Reason.WATERMARK.value, Reason.IDLE_TIMEOUT.value])]
     return Metrics(
-        events=len(events),
+        events=len(status),
         on_time=int(counts.get(Status.ON_TIME.value, 0)),
         late_updated=int(counts.get(Status.LATE_UPDATED.value, 0)),
         side_output=int(counts.get(Status.SIDE_OUTPUT.value, 0)),

@@ -1,0 +1,106 @@
+"""The command line's stable surface: JSON fields, --out files, YAML configs, presets, generate."""
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from explorer.cli import main
+
+
+def cli_json(capsys, *args):
+    assert main(list(args)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_run_json_has_the_contract_fields(capsys):
+    out = cli_json(capsys, "run", "--synthetic", "voltsp", "--scenario", "3", "--strategy", "max", "--format", "json")
+    assert set(out) >= {"windows", "events", "watermarks", "metrics"}
+    first = out["windows"][0]
+    assert set(first) >= {"key", "start", "end", "count", "ids", "emit_batch", "emit_time", "watermark",
+                          "effective_watermark", "reason", "revision"}
+    assert first["ids"] == ["e1", "e2", "e6"] and first["emit_batch"] == 2 and first["watermark"] == 12
+    assert {e["id"]: e["status"] for e in out["events"]}["e3"] == "side_output"
+    assert [(w["batch"], w["watermark"]) for w in out["watermarks"]] == [(1, 5), (2, 12), (3, 12), (4, 25)]
+    m = out["metrics"]
+    assert m["on_time"] + m["late_updated"] + m["side_output"] + m["dropped"] == m["events"] == 6
+
+
+def test_durations_and_late_policy(capsys):
+    out = cli_json(capsys, "run", "--synthetic", "voltsp", "--scenario", "3", "--strategy", "max",
+                   "--delay", "3000ms", "--format", "json")
+    assert out["config"]["delay"] == 3_000_000 and out["metrics"]["side_output"] == 0
+    out = cli_json(capsys, "run", "--synthetic", "voltsp", "--scenario", "3", "--strategy", "max",
+                   "--late", "drop", "--format", "json")
+    assert out["metrics"]["dropped"] == 1 and out["metrics"]["side_output"] == 0
+
+
+def test_allowed_lateness_reemits_a_revision(capsys):
+    out = cli_json(capsys, "run", "--synthetic", "voltsp", "--scenario", "3", "--strategy", "max",
+                   "--allowed-lateness", "5s", "--format", "json")
+    first = [w for w in out["windows"] if w["start"] == 0]
+    assert [(w["revision"], w["reason"], w["ids"]) for w in first] == [
+        (1, "WATERMARK", ["e1", "e2", "e6"]), (2, "LATE_UPDATE", ["e1", "e2", "e6", "e3"])]
+    assert out["metrics"]["late_updated"] == 1 and out["metrics"]["updates"] == 1
+
+
+def test_yaml_config_in_voltsp_words(tmp_path, capsys):
+    (tmp_path / "pipeline.yaml").write_text("""
+emitter:
+  tumbling-time-window:
+    windowSpan: 10s
+    keyExtractor: org.acme.Event::userId
+    timeConfig:
+      eventTimeExtractor: "org.acme.Event::event_time"
+      watermarkStrategy: MAX_EVENT_TIME
+      delayWindowClose: 3s
+      idleTimeout: 5m
+""")
+    out = cli_json(capsys, "run", "--synthetic", "voltsp", "--scenario", "4", "--config",
+                   str(tmp_path / "pipeline.yaml"), "--format", "json")
+    assert [w["reason"] for w in out["windows"]] == ["IDLE_TIMEOUT", "IDLE_TIMEOUT"]
+    assert out["windows"][0]["emit_time"] == 360
+
+
+def test_yaml_errors_are_one_line(tmp_path):
+    (tmp_path / "bad.yaml").write_text("timeConfig:\n  watermarkStrategy: SOMETIMES\n")
+    proc = subprocess.run([sys.executable, "-m", "explorer", "run", "--synthetic", "voltsp", "--config",
+                           str(tmp_path / "bad.yaml")], capture_output=True, text=True)
+    assert proc.returncode == 2 and "watermarkStrategy must be one of" in proc.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["run", "--synthetic", "voltsp", "--window", "hopping:5"], "unknown window"),
+    (["run", "--synthetic", "voltsp", "--delay", "soon"], "cannot read duration"),
+    (["run", "--synthetic", "voltsp", "--batches", "count:0"], "count:N"),
+    (["run", "--synthetic", "voltsp", "--seed", "3"], "has no option(s) --seed"),
+    (["run"], "an events file"),
+])
+def test_bad_options_exit_2(args, message, capsys):
+    assert main(args) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_out_dir_and_generate_roundtrip(tmp_path, capsys):
+    target = tmp_path / "idle.parquet"
+    assert main(["generate", "idle-key", "--silent-after", "20", "--out", str(target)]) == 0
+    assert main(["run", str(target), "--idle-timeout", "30s", "--out", str(tmp_path / "res")]) == 0
+    windows = pd.read_csv(tmp_path / "res" / "windows.csv")
+    quiet = windows[windows["key"] == "quiet"]
+    assert (quiet["reason"] == "IDLE_TIMEOUT").any()
+    events = pd.read_csv(tmp_path / "res" / "events.csv")
+    assert len(events) == len(pd.read_parquet(target))
+    assert json.loads((tmp_path / "res" / "metrics.json").read_text())["events"] == len(events)
+
+
+def test_curve_formats(capsys):
+    rows = cli_json(capsys, "curve", "--synthetic", "textbook", "--events", "1000", "--preset", "textbook",
+                    "--delays", "0,5s", "--format", "json")
+    assert [r["delay"] for r in rows] == [0, 5]
+    assert set(rows[0]) == {"delay", "completeness", "dropped", "side_output", "late_updated", "avg_emit_latency",
+                            "p95_latency", "processing_latency"}
+    assert 0 < rows[0]["completeness"] < rows[1]["completeness"] <= 1
+    assert main(["curve", "--synthetic", "textbook", "--events", "500", "--delays", "1", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.startswith("delay,completeness,dropped")

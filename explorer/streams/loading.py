@@ -151,13 +151,24 @@ def stream_from_frame(
         "value": _value_column(frame, where),
     })
     has_batch = "batch" in frame.columns
-    if has_batch:
-        order = np.lexsort((out["arrival_time"].to_numpy(), out["batch"].to_numpy()))
-    else:
-        order = np.argsort(out["arrival_time"].to_numpy(), kind="stable")
+    order = arrival_order(out, has_arrival, has_batch)
     out = out.iloc[order].reset_index(drop=True)
     return Stream(out, name=name, time_unit=time_unit, iso_times=iso, has_keys="key" in frame.columns,
                   has_arrival=has_arrival, has_batch=has_batch, has_partition="partition" in frame.columns)
+
+
+def arrival_order(events: pd.DataFrame, has_arrival: bool, has_batch: bool) -> np.ndarray:
+    """Row order in which the worker sees the events: by batch, then arrival time. Events arriving at the
+    same instant are taken by event time, then id, so the order never depends on how rows were split
+    into files. Without an arrival_time column the file order is the arrival order."""
+    keys = []
+    if has_arrival:
+        keys = [events["id"].to_numpy(dtype=str), events["event_time"].to_numpy(), events["arrival_time"].to_numpy()]
+    if has_batch:
+        keys.append(events["batch"].to_numpy())
+    if not keys:
+        return np.arange(len(events))
+    return np.lexsort(keys)
 
 
 def parse_times(series: pd.Series, column: str, unit: str, where: str) -> tuple[np.ndarray, bool]:

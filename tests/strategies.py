@@ -1,0 +1,106 @@
+"""Hypothesis strategies: small random streams and configurations (small keeps the suite fast)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pandas as pd
+from hypothesis import strategies as st
+
+from explorer.config import (BatchKind, BatchSpec, LatePolicy, LatenessRule, RunConfig, Scope, Strategy, TimeConfig,
+                             TimeSource, WindowKind, WindowSpec)
+from explorer.streams import stream_from_frame
+
+S = 1_000_000
+
+
+@st.composite
+def frames(draw, max_events: int = 30, with_batch: bool | None = None) -> pd.DataFrame:
+    n = draw(st.integers(1, max_events))
+    half_seconds = st.integers(0, 120)
+    event_time = draw(st.lists(half_seconds, min_size=n, max_size=n))
+    delay = draw(st.lists(st.integers(0, 40), min_size=n, max_size=n))
+    keys = draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=n, max_size=n))
+    partitions = draw(st.lists(st.sampled_from(["P", "Q"]), min_size=n, max_size=n))
+    frame = pd.DataFrame({
+        "id": [f"e{i}" for i in range(n)], "key": keys, "partition": partitions,
+        "event_time": [t / 2 for t in event_time],
+        "arrival_time": [(t + d) / 2 for t, d in zip(event_time, delay)],
+    })
+    if with_batch is None:
+        with_batch = draw(st.booleans())
+    if with_batch:
+        frame = frame.sort_values("arrival_time", kind="stable")
+        cuts = sorted(draw(st.lists(st.integers(0, n), max_size=6)))
+        frame["batch"] = [1 + sum(1 for c in cuts if c <= i) for i in range(n)]
+    return frame
+
+
+def streams(**kwargs):
+    return frames(**kwargs).map(lambda f: stream_from_frame(f, name="hypothesis"))
+
+
+seconds = st.integers(0, 12).map(lambda x: x * S // 2)
+
+
+@st.composite
+def windows(draw) -> WindowSpec:
+    kind = draw(st.sampled_from(list(WindowKind)))
+    if kind is WindowKind.TUMBLING:
+        size = draw(st.integers(1, 12)) * S // 2
+        return WindowSpec(kind, size=size, slide=size)
+    if kind is WindowKind.SLIDING:
+        slide = draw(st.integers(1, 6)) * S // 2
+        return WindowSpec(kind, size=slide * draw(st.integers(1, 4)), slide=slide)
+    return WindowSpec(kind, gap=draw(st.integers(1, 10)) * S // 2)
+
+
+@st.composite
+def batch_specs(draw, has_batch: bool = True) -> BatchSpec | None:
+    kinds = [BatchKind.EVENT, BatchKind.COUNT, BatchKind.INTERVAL] + ([BatchKind.COLUMN] if has_batch else [])
+    kind = draw(st.sampled_from(kinds))
+    if kind is BatchKind.COUNT:
+        return BatchSpec(kind, count=draw(st.integers(1, 5)))
+    if kind is BatchKind.INTERVAL:
+        return BatchSpec(kind, interval=draw(st.integers(1, 10)) * S)
+    return BatchSpec(kind)
+
+
+@st.composite
+def configs(draw, fast_only: bool = False, has_batch: bool = True) -> RunConfig:
+    window = draw(windows())
+    if fast_only and window.kind is WindowKind.SESSION:
+        window = WindowSpec(WindowKind.TUMBLING, size=window.gap, slide=window.gap)
+    time_source = TimeSource.EVENT if fast_only else draw(st.sampled_from(list(TimeSource)))
+    idle = None if fast_only else draw(st.one_of(st.none(), st.integers(1, 30).map(lambda x: x * S)))
+    time = TimeConfig(
+        time_source=time_source,
+        strategy=draw(st.sampled_from(list(Strategy))),
+        bound=draw(seconds),
+        delay=draw(seconds),
+        allowed_lateness=draw(st.sampled_from([0, 0, S, 5 * S])),
+        late_policy=draw(st.sampled_from(list(LatePolicy))),
+        lateness_rule=draw(st.sampled_from(list(LatenessRule))),
+        idle_timeout=idle,
+        idle_clock=draw(st.sampled_from(list(TimeSource))),
+        heartbeat=draw(st.sampled_from([5 * S, 60 * S])),
+        scope=draw(st.sampled_from(list(Scope))),
+    )
+    return RunConfig(window=window, time=time, batches=draw(batch_specs(has_batch)), preset="custom")
+
+
+@st.composite
+def stream_and_config(draw, fast_only: bool = False):
+    frame = draw(frames())
+    stream = stream_from_frame(frame, name="hypothesis")
+    return stream, draw(configs(fast_only=fast_only, has_batch="batch" in frame.columns))
+
+
+def with_batches(config: RunConfig, batches: BatchSpec) -> RunConfig:
+    return replace(config, batches=batches)
+
+
+def examples(n: int) -> int:
+    """Hypothesis example count, scaled by WX_EXAMPLES (e.g. 20 for a long local hunt)."""
+    import os
+    return n * int(os.environ.get("WX_EXAMPLES", "1"))

@@ -1,0 +1,114 @@
+"""Invariants of the semantics over random streams and configurations (reference engine, every option)."""
+
+from collections import defaultdict
+
+import numpy as np
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from explorer import load_events
+from explorer.config import TimeSource, WindowKind
+from explorer.core import run
+
+from strategies import examples, stream_and_config
+
+SETTINGS = settings(max_examples=examples(250), deadline=None)
+
+
+@SETTINGS
+@given(stream_and_config())
+def test_watermarks_never_decrease(case):
+    stream, config = case
+    result = run(stream, config)
+    for _, trace in result.watermarks.groupby("scope"):
+        marks = trace.sort_values(["time", "batch"], kind="stable")
+        for column in ("watermark", "effective"):
+            values = marks[column].dropna().to_numpy(dtype=np.int64)
+            assert (np.diff(values) >= 0).all(), column
+    seen = result.events["effective_watermark"]
+    for _, rows in result.events.assign(eff=seen).groupby("key" if config.time.scope.value == "key" else "partition"):
+        if config.time.scope.value in ("key",) and config.time.time_source is TimeSource.EVENT:
+            values = rows["eff"].dropna().to_numpy(dtype=np.int64)
+            assert (np.diff(values) >= 0).all()
+
+
+@SETTINGS
+@given(stream_and_config())
+def test_no_window_fires_before_it_may(case):
+    stream, config = case
+    result = run(stream, config)
+    events = result.events
+    for w in result.windows.itertuples():
+        if w.reason == "WATERMARK":
+            assert w.effective_watermark is not pd.NA and w.effective_watermark >= w.end
+        elif w.reason == "IDLE_TIMEOUT":
+            mine = events[(events["key"] == w.key) & (events["batch"] <= w.emit_batch)]
+            if config.time.idle_clock is TimeSource.PROCESSING:
+                assert w.emit_time - mine["arrival_time"].max() >= config.time.idle_timeout
+            else:
+                arrived = events[events["batch"] <= w.emit_batch]
+                assert arrived["event_time"].max() - mine["event_time"].max() >= config.time.idle_timeout
+        elif w.reason == "LATE_UPDATE":
+            assert w.revision >= 2
+
+
+@SETTINGS
+@given(stream_and_config())
+def test_every_event_is_accounted_for_once(case):
+    stream, config = case
+    result = run(stream, config)
+    m = result.metrics
+    assert m.on_time + m.late_updated + m.side_output + m.dropped == m.events == len(stream)
+    a = result.assignments
+    assert set(a["event"]) == set(range(len(stream)))  # every event was assigned somewhere
+    status = result.events["status"].to_numpy()
+    refused = a[~a["admitted"]]["event"].unique()
+    assert set(np.flatnonzero(np.isin(status, ["side_output", "dropped"]))) == set(refused)
+    late_admitted = a[a["admitted"] & a["late"]]["event"].unique()
+    assert set(np.flatnonzero(status == "late_updated")) == set(late_admitted) - set(refused)
+
+    # revisions count up: an emission with revision r > 1 updates an earlier one with r − 1 (for sessions,
+    # an earlier session of the same key that it grew from, so overlapping)
+    earlier = result.windows.sort_values(["emit_batch", "emit_time", "revision"], kind="stable")
+    for w in earlier.itertuples():
+        if w.revision > 1:
+            before = earlier[(earlier["key"] == w.key) & (earlier["revision"] == w.revision - 1)
+                             & (earlier["start"] <= w.end) & (earlier["end"] >= w.start)]
+            assert len(before), f"revision {w.revision} of {w.key} {w.start}-{w.end} updates nothing"
+            if config.window.kind is not WindowKind.SESSION:
+                assert ((before["start"] == w.start) & (before["end"] == w.end)).any()
+
+    # the last emission of each window holds exactly the events admitted to it, each once
+    last = result.windows.sort_values("revision").groupby(["key", "start", "end"]).tail(1)
+    ids, keys = result.events["id"].to_numpy(), result.events["key"].to_numpy()
+    admitted = defaultdict(list)
+    for row, start, end in a[a["admitted"]][["event", "start", "end"]].itertuples(index=False):
+        admitted[(keys[row], start, end)].append(ids[row])
+    held = defaultdict(list)
+    for w in last.itertuples():
+        assert len(w.ids) == len(set(w.ids)) == w.count
+        if (w.key, w.start, w.end) in admitted or config.window.kind is not WindowKind.SESSION:
+            held[(w.key, w.start, w.end)].extend(w.ids)  # (a session that later grew is superseded)
+    assert {k: sorted(v) for k, v in held.items()} == {k: sorted(v) for k, v in admitted.items()}
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(stream_and_config(), st.data())
+def test_results_do_not_depend_on_how_rows_are_split_into_files(tmp_path_factory, case, data):
+    stream, config = case
+    frame = stream.events.copy()
+    frame["event_time"] = frame["event_time"] / 1e6
+    frame["arrival_time"] = frame["arrival_time"] / 1e6
+    frame = frame.drop(columns=["value"] + ([] if stream.has_batch else ["batch"]))
+    parts = data.draw(st.lists(st.integers(0, 2), min_size=len(frame), max_size=len(frame)))
+    folder = tmp_path_factory.mktemp("split")
+    shuffled = frame.sample(frac=1, random_state=data.draw(st.integers(0, 1000)))
+    for p in sorted(set(parts)):
+        piece = shuffled[[q == p for q in parts]]
+        if len(piece):
+            piece.to_csv(folder / f"part-{p}.csv", index=False)
+    whole = run(stream, config)
+    split = run(load_events(folder), config)
+    for table in ("events", "assignments", "windows", "watermarks"):
+        pd.testing.assert_frame_equal(getattr(whole, table), getattr(split, table), check_dtype=False)

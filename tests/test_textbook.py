@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from explorer import generate, preset, run
+from explorer.core.textbook_loop import textbook_loop
 from explorer.metrics import curve
 from explorer.timeutil import MICROS
 
@@ -17,28 +18,14 @@ BOOK_TABLE = [(0, "65.84%", 6832, "0.87"), (2, "75.39%", 4923, "2.90"), (5, "85.
 
 
 def oracle(seed, n, spacing, mean_delay, max_delay, width, bound):
-    """Our own statement of 003's rule: per arrival, T = max seen − L; an event whose window end ≤ T is
-    dropped; every window whose end ≤ T closes, its latency being max seen − end."""
+    """003's stream rebuilt with its own random calls, fed to the independent loop."""
     rng = random.Random(seed)
     pairs = []
     for i in range(n):
         t = i * spacing
         pairs.append((t, t + min(rng.expovariate(1 / mean_delay), max_delay)))
     pairs.sort(key=lambda p: p[1])
-    newest, open_counts, closed, dropped, lags = float("-inf"), {}, set(), 0, []
-    for t, _ in pairs:
-        newest = max(newest, t)
-        mark = newest - bound
-        start = (t // width) * width
-        if start + width <= mark:
-            dropped += 1
-            continue
-        open_counts[start] = open_counts.get(start, 0) + 1
-        for s in [s for s in open_counts if s + width <= mark and s not in closed]:
-            closed.add(s)
-            lags.append(newest - (s + width))
-    admitted = sum(open_counts.values())
-    return admitted / n, dropped, sum(lags) / max(len(lags), 1)
+    return textbook_loop(pairs, width, bound)
 
 
 def test_cli_prints_output_9_4_1():

@@ -401,7 +401,7 @@ def run_reference(stream: Stream, config: RunConfig) -> Result:
     for column in ("watermark", "effective"):
         trace_frame[column] = pd.array([_opt(v) for v in trace_frame[column]], dtype="Int64")
     admitted = int(assignments["admitted"].sum())
-    metrics = summarize(events["status"].to_numpy(), admitted, len(assignments) - admitted, windows, engine.max_open)
+    metrics = summarize(events["status"].value_counts().to_dict(), admitted, len(assignments) - admitted, windows, engine.max_open)
     return Result(events, assignments, windows, trace_frame, metrics, config, stream.name, stream.time_unit)
 
 

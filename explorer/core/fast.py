@@ -101,13 +101,12 @@ class _Fast:
         self.batches = assign_batches(stream, config.batches)
         self.bn = self.batches.number - 1
         self.nb = len(self.batches.commit_time)
-        self.key_codes, self.key_names = pd.factorize(ev["key"].to_numpy(dtype=object), sort=True)
+        self.key_codes, self.key_names = stream.codes("key")
         self.merged = self.time.scope in (Scope.PARTITION_MIN, Scope.PARTITION_MAX)
         if self.time.scope is Scope.KEY:
-            self.src_codes, self.src_names = self.key_codes, np.asarray(self.key_names, dtype=object)
+            self.src_codes, self.src_names = self.key_codes, self.key_names
         elif self.merged:
-            codes, names = pd.factorize(ev["partition"].to_numpy(dtype=object), sort=True)
-            self.src_codes, self.src_names = codes, np.asarray(names, dtype=object)
+            self.src_codes, self.src_names = stream.codes("partition")
         else:
             self.src_codes, self.src_names = np.zeros(self.n, dtype=np.int64), np.array([GLOBAL], dtype=object)
         self.group_of_event = self.key_codes if self.time.scope is Scope.KEY else np.zeros(self.n, dtype=np.int64)
@@ -201,17 +200,20 @@ class _Fast:
         late_any[event[late]] = True
         refused_any = np.zeros(self.n, dtype=bool)
         refused_any[event[~admitted]] = True
-        late_status = Status.SIDE_OUTPUT.value if self.time.late_policy is LatePolicy.SIDE_OUTPUT else Status.DROPPED.value
-        status = np.where(~late_any, Status.ON_TIME.value,
-                          np.where(refused_any, late_status, Status.LATE_UPDATED.value)).astype(object)
+        late_status = Status.SIDE_OUTPUT if self.time.late_policy is LatePolicy.SIDE_OUTPUT else Status.DROPPED
+        names = np.array([Status.ON_TIME.value, Status.LATE_UPDATED.value, late_status.value], dtype=object)
+        code = np.where(~late_any, 0, np.where(refused_any, 2, 1))
+        counts = {name: int(c) for name, c in zip(names, np.bincount(code, minlength=3)) if c}
         windows, max_open = self.emissions(event[admitted], start[admitted], end[admitted], detail)
-        metrics = summarize(status, int(admitted.sum()), int((~admitted).sum()), windows, max_open)
+        n_admitted = int(admitted.sum())
+        metrics = summarize(counts, n_admitted, len(admitted) - n_admitted, windows, max_open)
         if not detail:
             return metrics
-        events = self.events_table(status, raw_at, eff_at)
+        events = self.events_table(names[code], raw_at, eff_at)
         order = np.lexsort((end, start, ~admitted, event))
         assignments = pd.DataFrame({"event": event[order], "start": start[order], "end": end[order],
-                                    "late": late[order], "admitted": admitted[order]}, columns=ASSIGNMENT_COLUMNS)
+                                    "late": late[order], "admitted": admitted[order]}, columns=ASSIGNMENT_COLUMNS,
+                                   copy=False)
         return Result(events, assignments, windows, self.trace_table(), metrics, self.config, self.stream.name,
                       self.stream.time_unit)
 
@@ -274,7 +276,7 @@ class _Fast:
         raw = groups.raw[row]
         max_seen = groups.max_seen[row]
         frame = pd.DataFrame({
-            "key": np.asarray(self.key_names, dtype=object)[w_key[w]], "start": w_start[w], "end": end_w,
+            "key": self.key_names[w_key[w]], "start": w_start[w], "end": end_w,
             "count": cols["count"],
             "ids": None,
             "emit_batch": batch + 1, "emit_time": emit_time,
@@ -283,7 +285,7 @@ class _Fast:
             "reason": cols["reason"], "revision": cols["revision"],
             "latency_event": _nullable(max_seen - end_w, max_seen == NONE),
             "latency_processing": emit_time - end_w,
-        }, columns=WINDOW_COLUMNS)
+        }, columns=WINDOW_COLUMNS, copy=False)
         if detail:
             ids_sorted = self.stream.events["id"].to_numpy(dtype=object)[event[order]]
             lo = seg_start[w]
@@ -300,20 +302,21 @@ class _Fast:
             "batch": self.batches.number, "status": status,
             "watermark": _nullable(raw_at),
             "effective_watermark": _nullable(eff_at, raw_at == NONE),
-        }, columns=EVENT_COLUMNS)
+        }, columns=EVENT_COLUMNS, copy=False)
 
     def trace_table(self) -> pd.DataFrame:
         batch, src, raw = self.trace
         names = np.append(self.src_names, GLOBAL) if self.merged else self.src_names
         name = names[src]
-        order = np.lexsort((src, batch))  # codes follow sorted names; the merged row sorts last
-        batch, name, raw = batch[order], name[order], raw[order]
+        if len(names) > 1:  # codes follow sorted names; the merged row sorts last
+            order = np.lexsort((src, batch))
+            batch, name, raw = batch[order], name[order], raw[order]
         return pd.DataFrame({
             "batch": batch + 1, "time": self.batches.commit_time[batch], "scope": name,
             "watermark": _nullable(raw),
             "effective": _nullable(_effective(raw, self.time.delay), raw == NONE),
             "at": "commit",
-        }, columns=WATERMARK_COLUMNS)
+        }, columns=WATERMARK_COLUMNS, copy=False)
 
 
 def run_fast(stream: Stream, config: RunConfig) -> Result:

@@ -49,7 +49,7 @@ def canonical_order(windows: pd.DataFrame) -> pd.DataFrame:
     if windows.empty:
         return windows.reset_index(drop=True)
     order = np.lexsort((windows["revision"].to_numpy(), windows["end"].to_numpy(), windows["start"].to_numpy(),
-                        windows["key"].to_numpy().astype(str),
+                        pd.factorize(windows["key"], sort=True)[0],
                         windows["reason"].map(REASON_ORDER).to_numpy(), windows["emit_time"].to_numpy(),
                         windows["emit_batch"].to_numpy()))
     return windows.iloc[order].reset_index(drop=True)

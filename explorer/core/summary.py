@@ -8,15 +8,14 @@ import pandas as pd
 from explorer.core.result import Metrics, Reason, Stat, Status
 
 
-def summarize(status: np.ndarray, admitted: int, refused: int, windows: pd.DataFrame,
+def summarize(counts: dict[str, int], admitted: int, refused: int, windows: pd.DataFrame,
               max_open_windows: int) -> Metrics:
-    """``admitted``/``refused`` count (event, window) assignments; ``windows`` needs reason, revision and the
-    two latency columns."""
-    counts = pd.Series(status, dtype=object).value_counts().to_dict()
+    """``counts``: events per status value; ``admitted``/``refused`` count (event, window) assignments;
+    ``windows`` needs reason, revision and the two latency columns."""
     first = windows[(windows["revision"] == 1)
                     & windows["reason"].isin([Reason.WATERMARK.value, Reason.IDLE_TIMEOUT.value])]
     return Metrics(
-        events=len(status),
+        events=sum(counts.values()),
         on_time=int(counts.get(Status.ON_TIME.value, 0)),
         late_updated=int(counts.get(Status.LATE_UPDATED.value, 0)),
         side_output=int(counts.get(Status.SIDE_OUTPUT.value, 0)),

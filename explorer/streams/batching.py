@@ -29,6 +29,10 @@ def default_batches(stream: Stream) -> BatchSpec:
 
 def assign_batches(stream: Stream, spec: BatchSpec | None) -> Batches:
     spec = spec or default_batches(stream)
+    return stream.cached(("batches", spec), lambda: _assign(stream, spec))
+
+
+def _assign(stream: Stream, spec: BatchSpec) -> Batches:
     arrival = stream.events["arrival_time"].to_numpy(dtype=np.int64)
     n = len(arrival)
     if spec.kind is BatchKind.EVENT:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -28,6 +29,18 @@ class Stream:
     has_arrival: bool = False
     has_batch: bool = False
     has_partition: bool = False
+    cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def cached(self, key: Any, make: Callable[[], Any]) -> Any:
+        """Derived data that depends only on the (immutable) events: computed once per stream, so a
+        slider move or a sweep does not redo it."""
+        if key not in self.cache:
+            self.cache[key] = make()
+        return self.cache[key]
+
+    def codes(self, column: str) -> tuple[np.ndarray, np.ndarray]:
+        """(integer code per event, sorted distinct values) of a text column."""
+        return self.cached(("codes", column), lambda: _factorize(self.events[column]))
 
     def __len__(self) -> int:
         return len(self.events)
@@ -61,3 +74,8 @@ class StreamArrays:
     arrival_time: np.ndarray
     file_batch: np.ndarray
     partitions: np.ndarray
+
+
+def _factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    codes, names = pd.factorize(column.to_numpy(dtype=object), sort=True)
+    return codes.astype(np.int64), np.asarray(names, dtype=object)

@@ -1,5 +1,5 @@
 # Two commands do everything: `make lab` and `make test`. Both build .venv first.
-PYTHON ?= python3.11
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 .PHONY: lab test venv check-java bench clean
 
 $(STAMP): pyproject.toml
-	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found; install Python 3.11" >&2; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null || { echo "error: Python 3.11 is needed (found: $(PYTHON))" >&2; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
@@ -19,10 +19,10 @@ check-java:
 	@command -v java >/dev/null 2>&1 || { echo "error: 'java' not found. Spark needs Java 17 (e.g. apt-get install openjdk-17-jre-headless)." >&2; exit 1; }
 
 lab: $(STAMP) check-java
-	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --no-browser $(if $(filter root,$(shell whoami)),--allow-root) notebooks/explorer.ipynb
+	$(VENV)/bin/jupyter lab --ip=127.0.0.1 $(if $(filter root,$(shell whoami)),--allow-root) notebooks/explorer.ipynb
 
 test: $(STAMP) check-java
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_core.py

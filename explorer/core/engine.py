@@ -188,27 +188,43 @@ class _Engine:
 
     def admit_session(self, i: int, t: int, key: str, eff: int) -> tuple[list[tuple[_Window, bool]],
                                                                          list[tuple[int, int]], bool]:
+        """An event opens the session [t, t + gap) and merges with every session it overlaps or touches.
+        Touching an emitted (closed) session counts as landing in a closed window, like tumbling windows."""
         gap, allowed = self.spec.gap, self.time.allowed_lateness
         proto_end = t + gap
-        late = proto_end <= eff if self.time.lateness_rule is LatenessRule.WINDOW else t < eff
+        slots = self.key_windows.setdefault(key, {})
+        touching = [w for w in slots.values() if w.start <= proto_end and t <= w.end]
+        closed = proto_end <= eff or any(w.fired for w in touching)
+        late = closed if self.time.lateness_rule is LatenessRule.WINDOW else t < eff
         if late and not (allowed > 0 and proto_end + allowed > eff):
             return [], [(t, proto_end)], True
-        slots = self.key_windows.setdefault(key, {})
-        touching = [w for w in slots.values() if (late or not w.fired) and w.start <= proto_end and t <= w.end]
-        start = min([t] + [w.start for w in touching])
-        end = max([proto_end] + [w.end for w in touching])
-        ids = [x for w in touching for x in w.ids] + [self.ids[i]]
-        any_fired = any(w.fired for w in touching)
-        revision = max([w.revision for w in touching], default=0)
-        merged = self.new_window(key, start, end, next(self.seq))
-        merged.ids, merged.revision = ids, revision
-        if any_fired:  # a late event joined an emitted session: it stays emitted and re-fires as an update
-            merged.fired, merged.late_dirty = True, True
-            self.push_purge(merged)
-        for w in touching:
-            w.merged_into = merged
-            self.remove(w)
-        return [(merged, late)], [], late
+        if not touching:
+            target = self.new_window(key, t, proto_end, next(self.seq))
+        elif len(touching) == 1:
+            target = touching[0]  # grow in place: no copy of its events
+        else:
+            touching.sort(key=lambda w: len(w.ids), reverse=True)
+            target = touching[0]
+            for w in touching[1:]:
+                target.ids.extend(w.ids)
+                target.start, target.end = min(target.start, w.start), max(target.end, w.end)
+                target.revision = max(target.revision, w.revision)
+                target.fired = target.fired or w.fired
+                w.merged_into = target
+                self.remove(w)
+        old_end = target.end
+        target.start, target.end = min(target.start, t), max(target.end, proto_end)
+        target.ids.append(self.ids[i])
+        if late and target.fired:  # a late event joined an emitted session: it re-fires as an update
+            target.late_dirty = True
+            if target.end != old_end or len(touching) > 1:
+                self.push_purge(target)
+        elif target.fired:  # on time by timestamp, joining a session an idle timeout had flushed: reopen it
+            target.fired = False
+            self.push_fire(target)
+        elif target.end != old_end or len(touching) > 1:
+            self.push_fire(target)
+        return [(target, late)], [], late
 
     # --- time passing -----------------------------------------------------------------------------
     def fire_ready(self, at: int, groups) -> None:

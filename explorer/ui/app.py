@@ -1,0 +1,491 @@
+"""The explorer: controls on the left, the two clocks in the middle, the evidence around them.
+
+Figures are FigureWidgets whose traces are created once; a control change recomputes the Result with the
+local core and swaps the traces' arrays inside ``batch_update`` (one message to the browser). The
+completeness–latency sweep runs on a background thread so a slider never waits for it.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import ipywidgets as W
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from explorer.config import LatenessRule, RunConfig, apply_delay, delay_of, preset
+from explorer.core import Result, run, supports
+from explorer.errors import InputError
+from explorer.metrics import CurveRow, curve
+from explorer.streams import GENERATORS, Stream, generate, load_events, stream_from_frame
+from explorer.timeutil import MICROS
+from explorer.ui.controls import Controls
+from explorer.ui.figures import (ALL_KEYS, REASON_SYMBOLS, STATUS_COLORS, STATUS_LABELS, STATUSES, delay_histogram,
+                                 two_clocks)
+
+S = MICROS["s"]
+MAX_UPLOAD_BYTES = 200 * 1024**2
+UPLOAD = "(uploaded file)"
+MAPPED = ("event_time", "arrival_time", "key", "id", "batch", "partition")
+
+
+class Explorer:
+    """``Explorer(stream_or_path_or_generator_name, preset="voltsp")``; display it in a notebook cell."""
+
+    def __init__(self, stream: Stream | str | Path = "textbook", preset_name: str = "voltsp",
+                 config: RunConfig | None = None):
+        self.stream = self._resolve(stream)
+        self.result: Result | None = None
+        self.last_update_ms = 0.0
+        self._quiet = False
+        self._curve_generation = 0
+        self._curve_rows: list[CurveRow] = []
+        self._curve_key = None
+        self._rows: dict[str, np.ndarray] = {}
+        self.controls = Controls()
+        self.message = W.HTML()
+        self.cards = W.HTML()
+        self.inspector = W.HTML("<i>Click an event or a window marker to see why.</i>",
+                                layout=W.Layout(min_height="8em"))
+        self.key = W.Dropdown(options=[ALL_KEYS], value=ALL_KEYS, description="key", layout=W.Layout(width="22em"))
+        self.batch = W.IntSlider(value=1, min=1, max=1, description="up to batch", continuous_update=True,
+                                 layout=W.Layout(width="36em"))
+        self.play = W.Play(value=1, min=1, max=1, interval=400, description="replay")
+        W.jslink((self.play, "value"), (self.batch, "value"))
+        self.target = W.BoundedFloatText(value=99.0, min=1.0, max=100.0, step=0.5, description="target %",
+                                         layout=W.Layout(width="14em"))
+        self.suggestion = W.HTML()
+        self._build_data_picker()
+        self.clocks = self._clocks_figure()
+        self.histogram = self._histogram_figure()
+        self.curve_figure = self._curve_figure()
+        self.controls.show(config or preset(preset_name))
+        self._wire()
+        self._load_stream(self.stream, reset=True)
+
+    # --- data -----------------------------------------------------------------------------------
+    @staticmethod
+    def _resolve(stream: Stream | str | Path) -> Stream:
+        if isinstance(stream, Stream):
+            return stream
+        if isinstance(stream, str) and stream in GENERATORS:
+            return generate(stream)
+        return load_events(stream)
+
+    def _build_data_picker(self) -> None:
+        self.source = W.Dropdown(options=list(GENERATORS) + [UPLOAD], value=None, description="stream",
+                                 layout=W.Layout(width="22em"))
+        self.seed = W.IntText(value=7, description="seed", layout=W.Layout(width="12em"))
+        self.size = W.IntText(value=20000, description="events", layout=W.Layout(width="14em"))
+        self.load_button = W.Button(description="load", icon="refresh")
+        self.upload = W.FileUpload(accept=".csv,.jsonl,.ndjson,.json,.parquet", multiple=False)
+        self.mapping = {name: W.Dropdown(options=["(none)"], description=name, layout=W.Layout(width="18em"))
+                        for name in MAPPED}
+        self.use_upload = W.Button(description="use this file", icon="check", disabled=True)
+        self.upload_box = W.VBox([self.upload, W.HTML("map your columns:"), *self.mapping.values(), self.use_upload],
+                                 layout=W.Layout(display="none"))
+        self._uploaded: pd.DataFrame | None = None
+        self._uploaded_name = ""
+
+    def _on_source(self, change=None) -> None:
+        is_upload = self.source.value == UPLOAD
+        self.upload_box.layout.display = None if is_upload else "none"
+
+    def _on_load(self, _button=None) -> None:
+        name = self.source.value
+        if name in (None, UPLOAD):
+            return
+        import inspect
+        accepted = inspect.signature(GENERATORS[name].make).parameters
+        options = {k: v for k, v in (("seed", self.seed.value), ("events", self.size.value)) if k in accepted}
+        try:
+            self._load_stream(generate(name, **options), reset=True)
+        except InputError as exc:
+            self._say(str(exc))
+
+    def _on_upload(self, change=None) -> None:
+        files = self.upload.value
+        if not files:
+            return
+        item = files[0]
+        name, content = item["name"], bytes(item["content"])
+        try:
+            self._uploaded = parse_upload(name, content)
+        except InputError as exc:
+            self._say(str(exc))
+            return
+        self._uploaded_name = name
+        columns = ["(none)"] + [str(c) for c in self._uploaded.columns]
+        for ours, box in self.mapping.items():
+            box.options = columns
+            box.value = ours if ours in columns else "(none)"
+        self.use_upload.disabled = False
+        self._say(f"{html.escape(name)}: {len(self._uploaded):,} rows. Map the columns, then press <i>use this file</i>.",
+                  error=False)
+
+    def _on_use_upload(self, _button=None) -> None:
+        if self._uploaded is None:
+            return
+        columns = {ours: box.value for ours, box in self.mapping.items() if box.value != "(none)"}
+        try:
+            frame = self._uploaded[list(columns.values())].rename(columns={v: k for k, v in columns.items()})
+            self._load_stream(stream_from_frame(frame, name=self._uploaded_name), reset=True)
+        except InputError as exc:
+            self._say(str(exc))
+
+    def _load_stream(self, stream: Stream, reset: bool) -> None:
+        self.stream = stream
+        self._curve_key = None
+        keys = stream.keys
+        self._quiet = True
+        try:
+            self.key.options = [ALL_KEYS] + (keys if len(keys) > 1 or keys != [""] else [])
+            self.key.value = ALL_KEYS
+            hist = delay_histogram(stream)
+            top = max(10.0, np.ceil(hist.quantiles["p99"] * 1.5))
+            for slider in (self.controls.delay, self.controls.allowed):
+                slider.max = float(top)
+            with self.histogram.batch_update():
+                bars = self.histogram.data[0]
+                bars.x, bars.y, bars.width = hist.centers, hist.counts, hist.width
+                self.histogram.layout.shapes = [self._vline(v, "#888", "dot") for v in hist.quantiles.values()] + [
+                    self._vline(0.0, "#E45756", "solid")]
+                self.histogram.layout.annotations = [
+                    dict(x=v, y=1, yref="paper", text=k, showarrow=False, yanchor="bottom", font=dict(size=10))
+                    for k, v in hist.quantiles.items()]
+        finally:
+            self._quiet = False
+        self.refresh(reset_stepper=reset)
+
+    # --- figures --------------------------------------------------------------------------------
+    def _clocks_figure(self) -> go.FigureWidget:
+        fig = go.FigureWidget()
+        fig.add_scatter(name="ideal (event = arrival)", mode="lines", line=dict(color="#bbb", dash="dot"),
+                        hoverinfo="skip")
+        fig.add_scatter(name="windows", mode="lines", fill="toself", fillcolor="rgba(76,120,168,0.08)",
+                        line=dict(color="rgba(76,120,168,0.35)", width=1), hoverinfo="skip")
+        for name in STATUSES:
+            fig.add_scattergl(name=STATUS_LABELS[name], mode="markers",
+                              marker=dict(color=STATUS_COLORS[name], size=5 if name == "on_time" else 7, opacity=0.8),
+                              hovertemplate="arrival %{x:.2f}<br>event %{y:.2f}<extra>" + STATUS_LABELS[name] + "</extra>")
+        fig.add_scatter(name="watermark", mode="lines", line=dict(color="#222", shape="hv", width=2))
+        fig.add_scatter(name="effective watermark", mode="lines", line=dict(color="#E45756", shape="hv", dash="dash"))
+        fig.add_scatter(name="emissions", mode="markers", marker=dict(color="#222", size=9, line=dict(width=1)),
+                        hovertemplate="%{text}<extra>emitted</extra>")
+        fig.update_layout(height=560, margin=dict(l=60, r=20, t=50, b=50), title="The two clocks",
+                          xaxis_title="arrival (processing) time, s", yaxis_title="event time, s",
+                          legend=dict(orientation="h", y=-0.15), hovermode="closest", uirevision="keep")
+        for name in STATUSES:
+            fig.data[self._trace(name)].on_click(self._on_event_click)
+        fig.data[self._trace("emissions")].on_click(self._on_window_click)
+        return fig
+
+    @staticmethod
+    def _trace(name: str) -> int:
+        order = ["diagonal", "bands", *STATUSES, "watermark", "effective", "emissions"]
+        return order.index(name)
+
+    def _histogram_figure(self) -> go.FigureWidget:
+        fig = go.FigureWidget()
+        fig.add_bar(name="events", marker_color="#4C78A8", hovertemplate="delay %{x:.2f} s: %{y}<extra></extra>")
+        fig.update_layout(height=260, margin=dict(l=50, r=10, t=40, b=40), title="delay = arrival − event time",
+                          xaxis_title="s", bargap=0, showlegend=False)
+        return fig
+
+    def _curve_figure(self) -> go.FigureWidget:
+        fig = go.FigureWidget()
+        fig.add_scatter(name="sweep", mode="lines+markers", marker=dict(size=5), line=dict(color="#4C78A8"),
+                        hovertemplate="delay %{text} s<br>latency %{x:.2f} s<br>completeness %{y:.2f}%<extra></extra>")
+        fig.add_scatter(name="current", mode="markers", marker=dict(size=14, color="#E45756", symbol="circle-open",
+                                                                    line=dict(width=3)), hoverinfo="skip")
+        fig.update_layout(height=260, margin=dict(l=50, r=10, t=40, b=40), title="completeness vs latency",
+                          xaxis_title="avg emit latency, s (event time)", yaxis_title="completeness %",
+                          showlegend=False)
+        return fig
+
+    @staticmethod
+    def _vline(x: float, color: str, dash: str) -> dict:
+        return dict(type="line", x0=x, x1=x, y0=0, y1=1, yref="paper", line=dict(color=color, dash=dash, width=2))
+
+    # --- wiring ---------------------------------------------------------------------------------
+    def _wire(self) -> None:
+        for widget in self.controls.all:
+            if widget is not self.controls.preset:
+                widget.observe(self._on_control, names="value")
+        self.controls.preset.observe(self._on_preset, names="value")
+        self.key.observe(lambda _: self._draw(), names="value")
+        self.batch.observe(lambda _: self._draw(), names="value")
+        self.target.observe(lambda _: self._suggest(), names="value")
+        self.source.observe(self._on_source, names="value")
+        self.load_button.on_click(self._on_load)
+        self.upload.observe(self._on_upload, names="value")
+        self.use_upload.on_click(self._on_use_upload)
+
+    def _on_control(self, change=None) -> None:
+        if not self._quiet:
+            self.refresh()
+
+    def _on_preset(self, change) -> None:
+        if self._quiet:
+            return
+        current = self.controls.config()
+        self._quiet = True
+        try:
+            self.controls.show(replace(preset(change["new"], delay=delay_of(current)), window=current.window))
+        finally:
+            self._quiet = False
+        self.refresh()
+
+    # --- computing and drawing ------------------------------------------------------------------
+    def refresh(self, reset_stepper: bool = False) -> None:
+        """Recompute the Result for the controls and redraw (the slider path)."""
+        start = time.perf_counter()
+        try:
+            config = self.controls.config()
+            self.result = run(self.stream, config)
+        except InputError as exc:
+            self._say(str(exc))
+            return
+        self._say("")
+        last_batch = int(self.result.events["batch"].max())
+        follow = reset_stepper or self.batch.value >= self.batch.max
+        self._quiet = True
+        try:
+            self.batch.max = self.play.max = last_batch
+            if follow:
+                self.batch.value = last_batch
+        finally:
+            self._quiet = False
+        self._draw()
+        self._cards()
+        self._mark_delay(config)
+        self._update_curve(config)
+        self.last_update_ms = (time.perf_counter() - start) * 1000
+
+    def _draw(self) -> None:
+        if self.result is None or self._quiet:
+            return
+        upto = self.batch.value if self.batch.value < self.batch.max else None
+        data = two_clocks(self.result, key=self.key.value, upto_batch=upto)
+        fig = self.clocks
+        with fig.batch_update():
+            fig.data[self._trace("diagonal")].update(x=data.diagonal[0], y=data.diagonal[1])
+            fig.data[self._trace("bands")].update(x=data.bands[0], y=data.bands[1])
+            for name in STATUSES:
+                points = data.events[name]
+                fig.data[self._trace(name)].update(x=points.x, y=points.y)
+                self._rows[name] = points.rows
+            fig.data[self._trace("watermark")].update(x=data.watermark[0], y=data.watermark[1])
+            fig.data[self._trace("effective")].update(x=data.effective[0], y=data.effective[1])
+            marks = data.emissions
+            fig.data[self._trace("emissions")].update(x=marks["x"].to_numpy(), y=marks["y"].to_numpy(),
+                                                      text=marks["text"].tolist(),
+                                                      marker_symbol=marks["symbol"].tolist())
+            self._rows["emissions"] = marks["row"].to_numpy()
+            scope = "per key" if self.result.config.time.scope.value == "key" else self.result.config.time.scope.value
+            title = f"The two clocks — {self.stream.name}, {self.result.config.window}, watermark {scope}"
+            if upto is not None:
+                title += f", up to batch {upto}"
+            fig.layout.title.text = title
+            fig.layout.annotations = [dict(text=data.note, x=0, y=1.02, xref="paper", yref="paper", showarrow=False,
+                                           xanchor="left", font=dict(size=11, color="#a00"))] if data.note else []
+
+    def _cards(self) -> None:
+        m = self.result.metrics
+        lat = m.latency_event
+
+        def card(label: str, value: str) -> str:
+            return (f"<div style='border:1px solid #ddd;border-radius:6px;padding:4px 10px;margin:2px;min-width:7em'>"
+                    f"<div style='font-size:11px;color:#666'>{label}</div><div style='font-size:18px'>{value}</div></div>")
+
+        fmt = lambda v: "-" if v is None else f"{v:.2f} s"
+        self.cards.value = "<div style='display:flex;flex-wrap:wrap'>" + "".join([
+            card("completeness", f"{m.completeness:.2%}"), card("dropped", f"{m.dropped:,}"),
+            card("side output", f"{m.side_output:,}"), card("late, updated", f"{m.late_updated:,}"),
+            card("updates", f"{m.updates:,}"), card("latency p50", fmt(lat.p50)), card("latency p95", fmt(lat.p95)),
+            card("most windows open", f"{m.max_open_windows:,}"), card("still open at end", f"{m.end_of_stream:,}"),
+        ]) + "</div>"
+
+    def _mark_delay(self, config: RunConfig) -> None:
+        shapes = list(self.histogram.layout.shapes)
+        if shapes:
+            shapes[-1] = self._vline(delay_of(config) / S, "#E45756", "solid")
+            self.histogram.layout.shapes = shapes
+
+    # --- the completeness–latency curve ---------------------------------------------------------
+    def _update_curve(self, config: RunConfig) -> None:
+        key = (id(self.stream), apply_delay(config, 0))
+        if key == self._curve_key:
+            self._mark_current(config)
+            return
+        self._curve_key = key
+        self._curve_generation += 1
+        generation = self._curve_generation
+        points = 41 if supports(config, self.stream) else 9
+        delays = np.linspace(0, self.controls.delay.max, points)
+        stream = self.stream
+
+        def work() -> None:
+            rows = curve(stream, config, [round(d * S) for d in delays])
+            if generation == self._curve_generation:
+                self._curve_rows = rows
+                with self.curve_figure.batch_update():
+                    line = self.curve_figure.data[0]
+                    line.x = [r.avg_emit_latency if r.avg_emit_latency is not None else np.nan for r in rows]
+                    line.y = [r.completeness * 100 for r in rows]
+                    line.text = [f"{r.delay:g}" for r in rows]
+                self._mark_current(self.controls.config())
+                self._suggest()
+
+        self._curve_thread = threading.Thread(target=work, daemon=True)
+        self._curve_thread.start()
+
+    def _mark_current(self, config: RunConfig) -> None:
+        if self.result is None:
+            return
+        m = self.result.metrics
+        marker = self.curve_figure.data[1]
+        marker.x = [m.latency_event.mean if m.latency_event.mean is not None else np.nan]
+        marker.y = [m.completeness * 100]
+
+    def _suggest(self) -> None:
+        rows = self._curve_rows
+        goal = self.target.value / 100
+        hit = next((r for r in rows if r.completeness >= goal), None)
+        if hit is None:
+            self.suggestion.value = f"no delay up to {self.controls.delay.max:g} s reaches {self.target.value:g}%"
+        else:
+            self.suggestion.value = (f"smallest delay reaching {self.target.value:g}%: <b>{hit.delay:g} s</b> "
+                                     f"(completeness {hit.completeness:.2%}, latency {hit.avg_emit_latency or 0:.2f} s)")
+
+    def wait_for_curve(self, timeout: float = 60.0) -> None:
+        """Block until the background sweep is drawn (for tests and scripts, never for the UI)."""
+        thread = getattr(self, "_curve_thread", None)
+        if thread is not None:
+            thread.join(timeout)
+
+    # --- the inspector --------------------------------------------------------------------------
+    def _on_event_click(self, trace, points, selector) -> None:
+        if not points.point_inds:
+            return
+        name = next(n for n in STATUSES if self.clocks.data[self._trace(n)] is trace)
+        self.inspect_event(int(self._rows[name][points.point_inds[0]]))
+
+    def _on_window_click(self, trace, points, selector) -> None:
+        if points.point_inds:
+            self.inspect_window(int(self._rows["emissions"][points.point_inds[0]]))
+
+    def inspect_event(self, row: int) -> str:
+        self.inspector.value = explain_event(self.result, row)
+        return self.inspector.value
+
+    def inspect_window(self, row: int) -> str:
+        self.inspector.value = explain_window(self.result, row)
+        return self.inspector.value
+
+    # --- layout ---------------------------------------------------------------------------------
+    def _say(self, text: str, error: bool = True) -> None:
+        color = "#a00" if error else "#333"
+        self.message.value = f"<span style='color:{color}'>{html.escape(text) if error else text}</span>" if text else ""
+
+    def widget(self) -> W.Widget:
+        data = W.VBox([W.HTML("<b>Data</b>"), self.source, W.HBox([self.seed, self.size]), self.load_button,
+                       self.upload_box])
+        left = W.VBox([data, self.controls.box()], layout=W.Layout(width="28em"))
+        stepper = W.HBox([self.play, self.batch, self.key])
+        target = W.HBox([self.target, self.suggestion])
+        right = W.VBox([self.message, self.cards, self.clocks, stepper,
+                        W.HBox([self.histogram, self.curve_figure]), target,
+                        W.HTML("<b>Inspector</b>"), self.inspector], layout=W.Layout(flex="1"))
+        return W.HBox([left, right])
+
+    def _repr_mimebundle_(self, **kwargs):
+        return self.widget()._repr_mimebundle_(**kwargs)
+
+
+def parse_upload(name: str, content: bytes) -> pd.DataFrame:
+    """Read an uploaded file as data only (CSV, JSON lines, Parquet; never pickle or eval)."""
+    if len(content) > MAX_UPLOAD_BYTES:
+        raise InputError(f"{name}: {len(content) / 1024**2:.0f} MiB is over the {MAX_UPLOAD_BYTES // 1024**2} MiB "
+                         "upload limit; load it from disk with explore(path) instead")
+    if not content:
+        raise InputError(f"{name}: the file is empty (no events)")
+    suffix = Path(name).suffix.lower()
+    try:
+        if suffix == ".csv":
+            return pd.read_csv(io.BytesIO(content), dtype=str, keep_default_na=False, skipinitialspace=True)
+        if suffix in (".jsonl", ".ndjson", ".json"):
+            return pd.read_json(io.BytesIO(content), lines=True, dtype=False)
+        if suffix == ".parquet":
+            return pd.read_parquet(io.BytesIO(content))
+    except Exception as exc:  # the parsers raise many types; the user needs one sentence
+        raise InputError(f"{name}: cannot be read ({exc.__class__.__name__}: {str(exc)[:160]})") from None
+    raise InputError(f"{name}: unknown file type {suffix!r}; use .csv, .jsonl or .parquet")
+
+
+def _t(micros) -> str:
+    if micros is None or micros is pd.NA:
+        return "none yet"
+    return f"{int(micros) / S:g} s"
+
+
+def explain_event(result: Result, row: int) -> str:
+    """Why this event ended as it did, in words."""
+    e = result.events.iloc[row]
+    took, refused = result.windows_of(row)
+    t = result.config.time
+    eff = e["effective_watermark"]
+    lines = [f"<b>event {html.escape(str(e['id']))}</b>" + (f" · key {html.escape(e['key'])}" if e["key"] else ""),
+             f"event time {_t(e['event_time'])}, arrived {_t(e['arrival_time'])} in batch {int(e['batch'])}",
+             f"watermark when it arrived: {_t(e['watermark'])} (effective {_t(eff)}, delay {t.delay / S:g} s)",
+             f"status: <b>{STATUS_LABELS[e['status']]}</b>"]
+    rule = t.lateness_rule
+    for start, end in took:
+        late = eff is not pd.NA and (end <= eff if rule is LatenessRule.WINDOW else e["event_time"] < eff)
+        if late:
+            lines.append(f"window [{_t(start)}, {_t(end)}): late, but allowed lateness {t.allowed_lateness / S:g} s "
+                         f"kept it until effective watermark ≥ end + {t.allowed_lateness / S:g} s; it re-emitted")
+        else:
+            lines.append(f"window [{_t(start)}, {_t(end)}): still open — its end {_t(end)} > effective watermark {_t(eff)}")
+    for start, end in refused:
+        why = (f"its end {_t(end)} ≤ effective watermark {_t(eff)}: the window had closed"
+               if rule is LatenessRule.WINDOW else f"event time {_t(e['event_time'])} < effective watermark {_t(eff)}")
+        lines.append(f"window [{_t(start)}, {_t(end)}): refused — {why}; "
+                     f"{'sent to the side output' if e['status'] == 'side_output' else 'dropped'}")
+    return "<br>".join(lines)
+
+
+def explain_window(result: Result, row: int) -> str:
+    """What held a window open and what closed it."""
+    w = result.windows.iloc[row]
+    t = result.config.time
+    lines = [f"<b>window [{_t(w['start'])}, {_t(w['end'])})</b>" + (f" · key {html.escape(w['key'])}" if w["key"] else ""),
+             f"{int(w['count'])} event(s): {html.escape(', '.join(list(w['ids'])[:12]))}{' …' if w['count'] > 12 else ''}",
+             f"emitted after batch {int(w['emit_batch'])} at {_t(w['emit_time'])}, revision {int(w['revision'])}, "
+             f"reason <b>{w['reason']}</b>"]
+    if w["reason"] == "WATERMARK":
+        lines.append(f"the effective watermark reached its end: {_t(w['watermark'])} − delay {t.delay / S:g} s = "
+                     f"{_t(w['effective_watermark'])} ≥ {_t(w['end'])}")
+    elif w["reason"] == "IDLE_TIMEOUT":
+        lines.append(f"its key was silent for {t.idle_timeout / S:g} s on the {t.idle_clock.value} clock while the "
+                     f"effective watermark was only {_t(w['effective_watermark'])}")
+    elif w["reason"] == "LATE_UPDATE":
+        lines.append("a late event inside the allowed lateness updated it; this revision replaces the earlier one")
+    else:
+        lines.append(f"the input ran out with the effective watermark at {_t(w['effective_watermark'])} < end, and no "
+                     "idle timeout fired: an engine that flushes at end of input would emit it now")
+    if w["latency_event"] is not pd.NA:
+        lines.append(f"emit latency {int(w['latency_event']) / S:.2f} s in event time, "
+                     f"{int(w['latency_processing']) / S:.2f} s on the processing clock")
+    return "<br>".join(lines)
+
+
+def explore(source: Stream | str | Path = "textbook", preset_name: str = "voltsp") -> Explorer:
+    """Open the explorer on a file, a built-in generator name or a Stream."""
+    return Explorer(source, preset_name)

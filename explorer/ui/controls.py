@@ -1,0 +1,103 @@
+"""The controls, in the words of the CLI and VoltSP's timeConfig, and their two-way mapping to RunConfig."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import ipywidgets as W
+
+from explorer.config import (PRESETS, BatchSpec, LatePolicy, LatenessRule, RunConfig, Scope, Strategy, TimeSource,
+                             WindowKind, WindowSpec, apply_delay, delay_of, preset)
+from explorer.errors import InputError
+from explorer.timeutil import MICROS
+
+S = MICROS["s"]
+STYLE = {"description_width": "9em"}
+WIDE = W.Layout(width="26em")
+
+
+def _slider(description: str, maximum: float, step: float = 0.5) -> W.FloatSlider:
+    return W.FloatSlider(value=0.0, min=0.0, max=maximum, step=step, description=description, style=STYLE,
+                         layout=WIDE, continuous_update=True, readout_format=".1f")
+
+
+class Controls:
+    """Every knob of a RunConfig as a widget. ``config()`` reads them; ``show(config)`` fills them (presets)."""
+
+    def __init__(self, max_delay: float = 40.0):
+        self.preset = W.Dropdown(options=sorted(PRESETS), value="voltsp", description="preset", style=STYLE, layout=WIDE)
+        self.time_source = W.ToggleButtons(options=[("event time", "event"), ("processing time", "processing")],
+                                           description="time", style={**STYLE, "button_width": "8em"})
+        self.strategy = W.Dropdown(options=[("MIN_EVENT_TIME (per batch)", "min"), ("MAX_EVENT_TIME (per batch)", "max"),
+                                            ("bounded (max seen − L, per event)", "bounded")],
+                                   description="watermark", style=STYLE, layout=WIDE)
+        self.delay = _slider("delay (s)", max_delay)
+        self.bound = W.FloatText(value=0.0, step=0.5, description="bound L (s)", style=STYLE, layout=WIDE)
+        self.allowed = _slider("allowed lateness", max_delay)
+        self.late = W.Dropdown(options=[("side output", "side-output"), ("drop", "drop")], description="late events",
+                               style=STYLE, layout=WIDE)
+        self.rule = W.Dropdown(options=[("window already closed", "window"), ("timestamp < watermark", "timestamp")],
+                               description="late when", style=STYLE, layout=WIDE)
+        self.idle = _slider("idle timeout (0=off)", 600.0, step=1.0)
+        self.idle_clock = W.Dropdown(options=["processing", "event"], description="idle clock", style=STYLE, layout=WIDE)
+        self.window_kind = W.Dropdown(options=[k.value for k in WindowKind], description="window", style=STYLE,
+                                      layout=WIDE)
+        self.size = W.FloatText(value=10.0, description="size / gap (s)", style=STYLE, layout=WIDE)
+        self.slide = W.FloatText(value=10.0, description="slide (s)", style=STYLE, layout=WIDE)
+        self.scope = W.Dropdown(options=[("one per key", "key"), ("one global", "global"),
+                                         ("per partition, min", "partition-min"), ("per partition, max", "partition-max")],
+                                description="watermarks", style=STYLE, layout=WIDE)
+        self.batches = W.Text(value="", placeholder="event | count:N | interval:5s | column",
+                              description="micro-batches", style=STYLE, layout=WIDE)
+        self.all = [self.preset, self.time_source, self.strategy, self.delay, self.bound, self.allowed, self.late,
+                    self.rule, self.idle, self.idle_clock, self.window_kind, self.size, self.slide, self.scope,
+                    self.batches]
+
+    def box(self) -> W.VBox:
+        return W.VBox([W.HTML("<b>Time configuration</b>"), *self.all])
+
+    def config(self) -> RunConfig:
+        """The RunConfig the widgets describe; an InputError names the control that is off."""
+        kind = WindowKind(self.window_kind.value)
+        size, slide = round(self.size.value * S), round(self.slide.value * S)
+        if size <= 0 or (kind is WindowKind.SLIDING and slide <= 0):
+            raise InputError("window size, slide and gap must be positive")
+        if kind is WindowKind.TUMBLING:
+            window = WindowSpec(kind, size=size, slide=size)
+        elif kind is WindowKind.SLIDING:
+            window = WindowSpec(kind, size=size, slide=slide)
+        else:
+            window = WindowSpec(kind, gap=size)
+        batches = BatchSpec.parse(self.batches.value) if self.batches.value.strip() else None
+        base = preset(self.preset.value)
+        config = replace(base, window=window, batches=batches or base.batches).with_time(
+            time_source=TimeSource(self.time_source.value),
+            strategy=Strategy(self.strategy.value),
+            bound=round(self.bound.value * S),
+            allowed_lateness=round(self.allowed.value * S),
+            late_policy=LatePolicy(self.late.value),
+            lateness_rule=LatenessRule(self.rule.value),
+            idle_timeout=round(self.idle.value * S) if self.idle.value > 0 else None,
+            idle_clock=TimeSource(self.idle_clock.value),
+            scope=Scope(self.scope.value),
+        )
+        return apply_delay(config, round(self.delay.value * S))
+
+    def show(self, config: RunConfig) -> None:
+        """Fill the widgets from a config (e.g. when a preset is picked)."""
+        t = config.time
+        self.preset.value = config.preset
+        self.time_source.value = t.time_source.value
+        self.strategy.value = t.strategy.value
+        self.delay.value = delay_of(config) / S
+        self.bound.value = t.bound / S
+        self.allowed.value = t.allowed_lateness / S
+        self.late.value = t.late_policy.value
+        self.rule.value = t.lateness_rule.value
+        self.idle.value = (t.idle_timeout or 0) / S
+        self.idle_clock.value = t.idle_clock.value
+        self.window_kind.value = config.window.kind.value
+        self.size.value = (config.window.gap if config.window.kind is WindowKind.SESSION else config.window.size) / S
+        self.slide.value = config.window.slide / S
+        self.scope.value = t.scope.value
+        self.batches.value = str(config.batches) if config.batches else ""

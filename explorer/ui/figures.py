@@ -1,0 +1,172 @@
+"""Plot-ready arrays from a Result: no widgets here, so the in-kernel tests can check them directly.
+
+The two-clocks figure: x = arrival (processing) time, y = event time. Each trace is created once by the
+explorer and only its arrays change afterwards; these functions compute those arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from explorer.core import Result
+from explorer.streams import Stream
+from explorer.timeutil import MICROS
+
+STATUSES = ("on_time", "late_updated", "side_output", "dropped")
+STATUS_LABELS = {"on_time": "on time", "late_updated": "late, updated", "side_output": "side output",
+                 "dropped": "dropped"}
+STATUS_COLORS = {"on_time": "#4C78A8", "late_updated": "#F58518", "side_output": "#B279A2", "dropped": "#E45756"}
+REASON_SYMBOLS = {"WATERMARK": "diamond", "IDLE_TIMEOUT": "hourglass", "LATE_UPDATE": "star",
+                  "END_OF_STREAM": "x"}
+POINT_BUDGET = 40_000
+ALL_KEYS = "(all keys)"
+
+
+def seconds(micros) -> np.ndarray:
+    return np.asarray(micros, dtype=float) / MICROS["s"]
+
+
+@dataclass
+class Points:
+    x: np.ndarray
+    y: np.ndarray
+    rows: np.ndarray  # event rows (for clicks → inspector)
+
+
+@dataclass
+class TwoClocks:
+    """Everything the two-clocks figure draws, for one Result, key filter and batch limit."""
+
+    events: dict[str, Points]
+    shown: int
+    total: int
+    watermark: tuple[np.ndarray, np.ndarray]
+    effective: tuple[np.ndarray, np.ndarray]
+    bands: tuple[np.ndarray, np.ndarray]
+    emissions: pd.DataFrame  # one row per emission marker: x, y, symbol, text, row
+    diagonal: tuple[list[float], list[float]]
+    note: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def sample_rows(rows: np.ndarray, statuses: np.ndarray, budget: int) -> np.ndarray:
+    """At most ``budget`` rows: every late event first (they are the story), then an even stride of the rest."""
+    if len(rows) <= budget:
+        return rows
+    late = rows[statuses[rows] != "on_time"]
+    if len(late) >= budget:
+        return late[np.linspace(0, len(late) - 1, budget).astype(int)]
+    ontime = rows[statuses[rows] == "on_time"]
+    keep = ontime[np.linspace(0, len(ontime) - 1, budget - len(late)).astype(int)]
+    return np.sort(np.concatenate([late, keep]))
+
+
+def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = None,
+               budget: int = POINT_BUDGET) -> TwoClocks:
+    ev = result.events
+    mask = np.ones(len(ev), dtype=bool)
+    if key != ALL_KEYS:
+        mask &= ev["key"].to_numpy() == key
+    if upto_batch is not None:
+        mask &= ev["batch"].to_numpy() <= upto_batch
+    rows = np.flatnonzero(mask)
+    status = ev["status"].to_numpy()
+    shown_rows = sample_rows(rows, status, budget)
+    arrival = seconds(ev["arrival_time"].to_numpy())
+    event_time = seconds(ev["event_time"].to_numpy())
+    points = {}
+    for name in STATUSES:
+        sel = shown_rows[status[shown_rows] == name]
+        points[name] = Points(arrival[sel], event_time[sel], sel)
+    note = "" if len(shown_rows) == len(rows) else (
+        f"showing {len(shown_rows):,} of {len(rows):,} events (all late ones, an even sample of the rest)")
+    wm, eff = watermark_steps(result, key, upto_batch)
+    emitted = result.windows
+    if upto_batch is not None:
+        emitted = emitted[emitted["emit_batch"] <= upto_batch]
+    if key != ALL_KEYS:
+        emitted = emitted[emitted["key"] == key]
+    lo = float(min(arrival.min(), event_time.min())) if len(ev) else 0.0
+    hi = float(max(arrival.max(), event_time.max())) if len(ev) else 1.0
+    return TwoClocks(points, len(shown_rows), len(rows), wm, eff, window_bands(result, emitted),
+                     emission_markers(emitted), ([lo, hi], [lo, hi]), note)
+
+
+def watermark_steps(result: Result, key: str = ALL_KEYS, upto_batch: int | None = None):
+    """Raw and effective watermark as step lines over the processing clock. With one watermark per key and
+    no key chosen, every key's line is drawn, separated by gaps."""
+    trace = result.watermarks.dropna(subset=["watermark"])
+    if upto_batch is not None:
+        trace = trace[trace["batch"] <= upto_batch]
+    scopes = trace["scope"].unique().tolist()
+    if key != ALL_KEYS and key in scopes:
+        trace = trace[trace["scope"] == key]
+    elif "*" in scopes:
+        trace = trace[trace["scope"] == "*"]
+    xs, ys, es = [], [], []
+    for _, part in trace.groupby("scope", sort=True):
+        xs.append(seconds(part["time"].to_numpy()))
+        ys.append(seconds(part["watermark"].to_numpy(dtype=np.int64)))
+        es.append(seconds(part["effective"].to_numpy(dtype=np.int64)))
+        for lst in (xs, ys, es):
+            lst.append(np.array([np.nan]))
+    if not xs:
+        empty = np.array([])
+        return (empty, empty), (empty, empty)
+    x = np.concatenate(xs)
+    return (x, np.concatenate(ys)), (x, np.concatenate(es))
+
+
+def window_bands(result: Result, emitted: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """One rectangle per window (its last emission so far): from its first event's arrival to its emission
+    on x, its event-time span on y. Returned as one polygon trace with gaps, so it stays a single trace."""
+    if emitted.empty:
+        return np.array([]), np.array([])
+    last = emitted.sort_values("revision").drop_duplicates(["key", "start", "end"], keep="last")
+    a = result.assignments[result.assignments["admitted"]]
+    arrival = result.events["arrival_time"].to_numpy()[a["event"].to_numpy()]
+    keys = result.events["key"].to_numpy()[a["event"].to_numpy()]
+    first = pd.DataFrame({"key": keys, "start": a["start"].to_numpy(), "end": a["end"].to_numpy(),
+                          "arrival": arrival}).groupby(["key", "start", "end"], sort=False)["arrival"].min()
+    opened = first.reindex(pd.MultiIndex.from_frame(last[["key", "start", "end"]])).to_numpy(dtype=float)
+    x0 = seconds(np.where(np.isnan(opened), last["emit_time"].to_numpy(dtype=float), opened))
+    x1 = seconds(last["emit_time"].to_numpy(dtype=float))
+    y0, y1 = seconds(last["start"].to_numpy()), seconds(last["end"].to_numpy())
+    nan = np.full(len(last), np.nan)
+    x = np.column_stack([x0, x1, x1, x0, x0, nan]).ravel()
+    y = np.column_stack([y0, y0, y1, y1, y0, nan]).ravel()
+    return x, y
+
+
+def emission_markers(emitted: pd.DataFrame) -> pd.DataFrame:
+    if emitted.empty:
+        return pd.DataFrame({"x": [], "y": [], "symbol": [], "text": [], "row": []})
+    lat = emitted["latency_event"].astype("Float64").to_numpy(dtype=float, na_value=np.nan) / MICROS["s"]
+    text = [
+        f"{'key ' + k + ' · ' if k else ''}[{s / MICROS['s']:g}, {e / MICROS['s']:g}) · {c} event(s)<br>"
+        f"{reason} · revision {rev} · batch {b}<br>latency {'-' if np.isnan(la) else f'{la:.2f} s'}"
+        for k, s, e, c, reason, rev, b, la in zip(emitted["key"], emitted["start"], emitted["end"], emitted["count"],
+                                                  emitted["reason"], emitted["revision"], emitted["emit_batch"], lat)
+    ]
+    return pd.DataFrame({"x": seconds(emitted["emit_time"].to_numpy()), "y": seconds(emitted["end"].to_numpy()),
+                         "symbol": emitted["reason"].map(REASON_SYMBOLS).to_numpy(), "text": text,
+                         "row": emitted.index.to_numpy()})
+
+
+@dataclass
+class DelayHistogram:
+    centers: np.ndarray
+    counts: np.ndarray
+    width: float
+    quantiles: dict[str, float]
+
+
+def delay_histogram(stream: Stream, bins: int = 60) -> DelayHistogram:
+    """arrival − event time, the distribution the delay has to cover."""
+    delay = seconds(stream.events["arrival_time"].to_numpy() - stream.events["event_time"].to_numpy())
+    counts, edges = np.histogram(delay, bins=bins)
+    quantiles = {f"p{q}": float(np.percentile(delay, q)) for q in (50, 95, 99)}
+    return DelayHistogram((edges[:-1] + edges[1:]) / 2, counts, float(edges[1] - edges[0]), quantiles)

@@ -1,0 +1,125 @@
+"""The explorer in a real JupyterLab, in Debian's headless Chromium driven by Playwright.
+
+Opens notebooks/explorer.ipynb (a copy, so autosave never touches the repo), runs all cells, moves the
+delay slider with the keyboard and checks that the effective-watermark trace in the page changed.
+Prints the keydown → plot-data latency; WX_SCREENSHOTS=docs/screenshots saves the screenshots there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = shutil.which("chromium")
+ROOT = Path(__file__).resolve().parent.parent
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
+                                "(apt-get install chromium; .ci/run installs it), so the browser test cannot run")
+
+EFFECTIVE_Y = """() => {
+  const plot = [...document.querySelectorAll('.js-plotly-plot')]
+      .find(p => p.layout && p.layout.title && String(p.layout.title.text || '').startsWith('The two clocks'));
+  if (!plot) return null;
+  const trace = plot.data.find(t => t.name === 'effective watermark');
+  return trace && trace.y ? Array.from(trace.y).filter(v => v !== null && !Number.isNaN(v)) : null;
+}"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lab")
+    shutil.copy(ROOT / "notebooks" / "explorer.ipynb", root / "explorer.ipynb")
+    settings = root / ".settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text(json.dumps({"checkForUpdates": False,
+                                                                            "fetchNews": "false"}))
+    port, token = free_port(), os.urandom(12).hex()
+    env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(root / ".settings"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(root / ".workspaces")}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", "--allow-root"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
+            break
+        except OSError:
+            time.sleep(0.5)
+    else:
+        server.kill()
+        pytest.fail("JupyterLab did not start within 60 s")
+    yield url, token
+    server.terminate()
+    server.wait(timeout=20)
+
+
+def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    url, token = lab
+    shots = Path(os.environ.get("WX_SCREENSHOTS", tmp_path))
+    shots.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1600, "height": 1300})
+        # a wrong token is refused: the server keeps its auth
+        page.goto(f"{url}/lab?token=wrong")
+        assert "/login" in page.url
+        page.goto(f"{url}/lab/tree/explorer.ipynb?reset&token={token}")
+        page.wait_for_selector(".jp-Notebook", timeout=60_000)
+        select_kernel = page.get_by_role("button", name="Select", exact=True)
+        try:
+            select_kernel.click(timeout=5_000)  # JupyterLab asks when it cannot match the kernelspec at once
+        except Exception:
+            pass
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        page.wait_for_function(f"() => ({EFFECTIVE_Y})() && ({EFFECTIVE_Y})().length > 0", timeout=120_000)
+        page.wait_for_timeout(1500)  # let the background sweep draw the curve
+        before = page.evaluate(EFFECTIVE_Y)
+
+        handle = page.locator(".widget-hslider", has_text="delay (s)").locator(".noUi-handle")
+        handle.click()
+        page.evaluate("() => document.addEventListener('keydown', () => { window.__t0 = performance.now(); }, true)")
+        latencies = []
+        for _ in range(5):
+            page.evaluate(f"() => {{ window.__before = JSON.stringify(({EFFECTIVE_Y})()); }}")
+            page.keyboard.press("ArrowRight")
+            page.wait_for_function(
+                f"() => {{ const now = JSON.stringify(({EFFECTIVE_Y})());"
+                " if (now !== window.__before) { window.__dt = performance.now() - window.__t0; return true; }"
+                " return false; }", polling="raf", timeout=20_000)
+            latencies.append(page.evaluate("() => window.__dt"))
+        after = page.evaluate(EFFECTIVE_Y)
+        assert after != before
+        # each step is 0.5 s of delay: the effective watermark sits 2.5 s lower where it is above 0
+        pairs = [(b, a) for b, a in zip(before, after) if a > 0]
+        assert pairs and all(abs((b - a) - 2.5) < 1e-9 for b, a in pairs)
+        print(f"\nbrowser: keydown → plot data changed, median {statistics.median(latencies):.0f} ms, "
+              f"all {[round(x) for x in latencies]}")
+        page.screenshot(path=str(shots / "explorer.png"), full_page=True)
+        page.locator(".js-plotly-plot").first.screenshot(path=str(shots / "two-clocks.png"))
+        browser.close()
+    assert (shots / "explorer.png").stat().st_size > 10_000

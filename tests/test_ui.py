@@ -1,0 +1,119 @@
+"""In-kernel tests of the explorer: set a control, check the figure's traces against the Result."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from explorer import generate
+from explorer.errors import InputError
+from explorer.ui import Explorer, parse_upload
+from explorer.ui.figures import STATUSES
+
+S = 1e6
+
+
+def trace(explorer, name):
+    return next(t for t in explorer.clocks.data if t.name == name)
+
+
+@pytest.fixture
+def voltsp():
+    return Explorer(generate("voltsp", scenario=3), "voltsp")
+
+
+def test_event_traces_match_the_result(voltsp):
+    voltsp.controls.strategy.value = "max"
+    events = voltsp.result.events
+    labels = {"on_time": "on time", "late_updated": "late, updated", "side_output": "side output", "dropped": "dropped"}
+    for status in STATUSES:
+        expected = events[events["status"] == status]
+        shown = trace(voltsp, labels[status])
+        assert sorted(shown.y) == sorted(expected["event_time"] / S)
+        assert sorted(shown.x) == sorted(expected["arrival_time"] / S)
+    assert list(trace(voltsp, "side output").y) == [8.0]  # e3, as in 000's MAX table
+
+
+def test_watermark_lines_follow_the_delay_slider(voltsp):
+    voltsp.controls.strategy.value = "max"
+    raw = [y for y in trace(voltsp, "watermark").y if not np.isnan(y)]
+    assert raw == [5.0, 12.0, 12.0, 25.0]
+    voltsp.controls.delay.value = 3.0
+    eff = [y for y in trace(voltsp, "effective watermark").y if not np.isnan(y)]
+    assert eff == [2.0, 9.0, 9.0, 22.0]
+    assert len(trace(voltsp, "side output").y) == 0  # delay 3 s rescues e3
+    markers = trace(voltsp, "emissions")
+    assert len(markers.x) == len(voltsp.result.windows) == 3
+    assert "WATERMARK" in markers.text[0]
+
+
+def test_preset_fills_controls_and_keeps_delay():
+    explorer = Explorer(generate("textbook", events=500), "voltsp")
+    explorer.controls.delay.value = 4.0
+    explorer.controls.preset.value = "textbook"
+    assert explorer.controls.strategy.value == "bounded"
+    assert explorer.controls.late.value == "drop"
+    assert explorer.result.config.time.bound == 4_000_000 and explorer.result.config.time.delay == 0
+
+
+def test_inspector_explains_a_late_event_and_a_window(voltsp):
+    voltsp.controls.strategy.value = "max"
+    row = int(np.flatnonzero(voltsp.result.events["id"] == "e3")[0])
+    text = voltsp.inspect_event(row)
+    assert "refused" in text and "window had closed" in text and "side output" in text
+    window_row = int(np.flatnonzero(voltsp.result.windows["start"] == 0)[0])
+    text = voltsp.inspect_window(window_row)
+    assert "WATERMARK" in text and "e1, e2, e6" in text
+
+
+def test_stepper_replays_batches(voltsp):
+    voltsp.batch.value = 2
+    shown = sum(len(trace(voltsp, label).x) for label in ("on time", "late, updated", "side output", "dropped"))
+    assert shown == int((voltsp.result.events["batch"] <= 2).sum()) == 4
+    assert all(x <= 8.0 for x in trace(voltsp, "watermark").x if not np.isnan(x))
+    voltsp.batch.value = voltsp.batch.max
+    assert sum(len(trace(voltsp, l).x) for l in ("on time", "side output")) == 6
+
+
+def test_key_picker_and_bad_controls_show_words():
+    explorer = Explorer(generate("idle-key", keys=2), "voltsp")
+    assert "quiet" in explorer.key.options
+    explorer.key.value = "quiet"
+    assert len(trace(explorer, "on time").x) == int((explorer.result.events["key"] == "quiet").sum())
+    explorer.controls.batches.value = "count:zero"
+    assert "count:N" in explorer.message.value
+
+
+def test_target_completeness_suggests_a_delay():
+    explorer = Explorer(generate("textbook", events=3000), "textbook")
+    explorer.wait_for_curve()
+    explorer.target.value = 95
+    assert "smallest delay reaching 95%" in explorer.suggestion.value
+    curve = explorer.curve_figure.data[0]
+    assert len(curve.y) == 41 and list(curve.y) == sorted(curve.y)
+
+
+def test_upload_is_parsed_as_data_and_mapped(tmp_path):
+    frame = pd.DataFrame({"ts": [1.0, 2.0, 12.0], "seen": [1.5, 2.5, 12.5], "user": ["a", "a", "b"]})
+    explorer = Explorer(generate("voltsp"), "voltsp")
+    explorer._uploaded = parse_upload("mine.csv", frame.to_csv(index=False).encode())
+    explorer._uploaded_name = "mine.csv"
+    explorer.mapping["event_time"].options = explorer.mapping["arrival_time"].options = \
+        explorer.mapping["key"].options = ["(none)", "ts", "seen", "user"]
+    explorer.mapping["event_time"].value, explorer.mapping["arrival_time"].value = "ts", "seen"
+    explorer.mapping["key"].value = "user"
+    explorer._on_use_upload()
+    assert explorer.stream.name == "mine.csv" and len(explorer.result.events) == 3
+    with pytest.raises(InputError, match="unknown file type"):
+        parse_upload("evil.pkl", b"\x80\x04")
+    with pytest.raises(InputError, match="empty"):
+        parse_upload("empty.csv", b"")
+    bad = pd.DataFrame({"id": ["x", "x"], "event_time": [1, 2]})
+    explorer._uploaded = parse_upload("dup.csv", bad.to_csv(index=False).encode())
+    explorer._uploaded_name = "dup.csv"
+    for name in ("event_time", "arrival_time", "key"):
+        explorer.mapping[name].options = ["(none)", "id", "event_time"]
+    explorer.mapping["event_time"].value = "event_time"
+    explorer.mapping["id"].options = ["(none)", "id", "event_time"]
+    explorer.mapping["id"].value = "id"
+    explorer._on_use_upload()
+    assert "duplicate id" in explorer.message.value

@@ -12,7 +12,21 @@ from explorer.ui.figures import STATUSES
 S = 1e6
 
 
+LABELS = {"on time": "on_time", "late, updated": "late_updated", "side output": "side_output", "dropped": "dropped"}
+
+
+class Shown:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+
+
 def trace(explorer, name):
+    """A trace by name; for a status, the points of the one events trace whose colour code is that status."""
+    if name in LABELS:
+        events = next(t for t in explorer.clocks.data if t.name == "events")
+        codes = np.asarray(events.marker.color)
+        sel = codes == STATUSES.index(LABELS[name])
+        return Shown(list(np.asarray(events.x)[sel]), list(np.asarray(events.y)[sel]))
     return next(t for t in explorer.clocks.data if t.name == name)
 
 
@@ -41,9 +55,9 @@ def test_watermark_lines_follow_the_delay_slider(voltsp):
     eff = [y for y in trace(voltsp, "effective watermark").y if not np.isnan(y)]
     assert eff == [2.0, 9.0, 9.0, 22.0]
     assert len(trace(voltsp, "side output").y) == 0  # delay 3 s rescues e3
-    markers = trace(voltsp, "emissions")
-    assert len(markers.x) == len(voltsp.result.windows) == 3
-    assert "WATERMARK" in markers.text[0]
+    markers = trace(voltsp, "emitted: watermark")
+    assert len(markers.x) == 2 and len(trace(voltsp, "still open at end").x) == 1 == len(voltsp.result.windows) - 2
+    assert "WATERMARK" in markers.text[0] and list(markers.y) == [10.0, 20.0]
 
 
 def test_preset_fills_controls_and_keeps_delay():

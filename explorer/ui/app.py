@@ -26,8 +26,8 @@ from explorer.metrics import CurveRow, curve
 from explorer.streams import GENERATORS, Stream, generate, load_events, stream_from_frame
 from explorer.timeutil import MICROS
 from explorer.ui.controls import Controls
-from explorer.ui.figures import (ALL_KEYS, REASON_SYMBOLS, STATUS_COLORS, STATUS_LABELS, STATUSES, delay_histogram,
-                                 two_clocks)
+from explorer.ui.figures import (ALL_KEYS, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
+                                 STATUS_COLORSCALE, STATUS_LABELS, STATUSES, delay_histogram, two_clocks)
 
 S = MICROS["s"]
 MAX_UPLOAD_BYTES = 200 * 1024**2
@@ -142,6 +142,7 @@ class Explorer:
     def _load_stream(self, stream: Stream, reset: bool) -> None:
         self.stream = stream
         self._curve_key = None
+        self._rows.pop("events", None)
         keys = stream.keys
         self._quiet = True
         try:
@@ -165,30 +166,37 @@ class Explorer:
 
     # --- figures --------------------------------------------------------------------------------
     def _clocks_figure(self) -> go.FigureWidget:
-        fig = go.FigureWidget()
+        fig = go.FigureWidget(_validate=False)  # arrays built here are valid; checking 20k values costs ~10 ms
         fig.add_scatter(name="ideal (event = arrival)", mode="lines", line=dict(color="#bbb", dash="dot"),
                         hoverinfo="skip")
-        fig.add_scatter(name="windows", mode="lines", fill="toself", fillcolor="rgba(76,120,168,0.08)",
-                        line=dict(color="rgba(76,120,168,0.35)", width=1), hoverinfo="skip")
-        for name in STATUSES:
-            fig.add_scattergl(name=STATUS_LABELS[name], mode="markers",
-                              marker=dict(color=STATUS_COLORS[name], size=5 if name == "on_time" else 7, opacity=0.8),
-                              hovertemplate="arrival %{x:.2f}<br>event %{y:.2f}<extra>" + STATUS_LABELS[name] + "</extra>")
-        fig.add_scatter(name="watermark", mode="lines", line=dict(color="#222", shape="hv", width=2))
-        fig.add_scatter(name="effective watermark", mode="lines", line=dict(color="#E45756", shape="hv", dash="dash"))
-        fig.add_scatter(name="emissions", mode="markers", marker=dict(color="#222", size=9, line=dict(width=1)),
-                        hovertemplate="%{text}<extra>emitted</extra>")
-        fig.update_layout(height=560, margin=dict(l=60, r=20, t=50, b=50), title="The two clocks",
+        # outlines, not fills: filling 1,000 WebGL polygons made every redraw ~5× slower in the browser
+        fig.add_scattergl(name="windows", mode="lines", line=dict(color="rgba(76,120,168,0.45)", width=1),
+                          hoverinfo="skip")
+        fig.add_scattergl(name="events", mode="markers", showlegend=False,
+                          marker=dict(color=[], colorscale=STATUS_COLORSCALE, cmin=0, cmax=len(STATUSES), size=6,
+                                      opacity=0.8),
+                          hovertemplate="arrival %{x:.2f}<br>event %{y:.2f}<extra>event (click to inspect)</extra>")
+        for name in STATUSES:  # legend entries for the colours of the one events trace
+            fig.add_scattergl(name=STATUS_LABELS[name], mode="markers", x=[None], y=[None], hoverinfo="skip",
+                              marker=dict(color=STATUS_COLORS[name], size=8))
+        fig.add_scattergl(name="watermark", mode="lines", line=dict(color="#222", shape="hv", width=2))
+        fig.add_scattergl(name="effective watermark", mode="lines", line=dict(color="#E45756", shape="hv", dash="dash"))
+        for reason, label in REASON_LABELS.items():
+            fig.add_scattergl(name=label, mode="markers", hovertemplate="%{text}<extra>emitted</extra>",
+                              marker=dict(color=REASON_COLORS[reason], symbol=REASON_SYMBOLS[reason], size=10,
+                                          line=dict(width=1, color="#222")))
+        fig.update_layout(height=560, margin=dict(l=60, r=20, t=50, b=50), title=dict(text="The two clocks"),
                           xaxis_title="arrival (processing) time, s", yaxis_title="event time, s",
                           legend=dict(orientation="h", y=-0.15), hovermode="closest", uirevision="keep")
-        for name in STATUSES:
-            fig.data[self._trace(name)].on_click(self._on_event_click)
-        fig.data[self._trace("emissions")].on_click(self._on_window_click)
+        fig.update_layout(legend_itemclick=False, legend_itemdoubleclick=False)
+        fig.data[self._trace("events")].on_click(self._on_event_click)
+        for reason in REASON_LABELS:
+            fig.data[self._trace(reason)].on_click(self._on_window_click)
         return fig
 
     @staticmethod
     def _trace(name: str) -> int:
-        order = ["diagonal", "bands", *STATUSES, "watermark", "effective", "emissions"]
+        order = ["diagonal", "bands", "events", *STATUSES, "watermark", "effective", *REASON_LABELS]
         return order.index(name)
 
     def _histogram_figure(self) -> go.FigureWidget:
@@ -277,13 +285,14 @@ class Explorer:
         with fig.batch_update():
             fig.data[self._trace("diagonal")].update(x=data.diagonal[0], y=data.diagonal[1])
             fig.data[self._trace("bands")].update(x=data.bands[0], y=data.bands[1])
-            for name in STATUSES:
-                points = data.events[name]
-                fig.data[self._trace(name)].update(x=points.x, y=points.y)
-                self._rows[name] = points.rows
+            events = fig.data[self._trace("events")]
+            rows = data.events.rows
+            if not np.array_equal(rows, self._rows.get("events")):  # positions change only with the rows shown
+                events.update(x=data.events.x, y=data.events.y)
+                self._rows["events"] = rows
+            events.marker.color = data.codes
             fig.data[self._trace("watermark")].update(x=data.watermark[0], y=data.watermark[1])
             fig.data[self._trace("effective")].update(x=data.effective[0], y=data.effective[1])
-            self._rows["emissions"] = data.emissions["row"].to_numpy()
             scope = "per key" if self.result.config.time.scope.value == "key" else self.result.config.time.scope.value
             title = f"The two clocks — {self.stream.name}, {self.result.config.window}, watermark {scope}"
             if upto is not None:
@@ -291,14 +300,15 @@ class Explorer:
             fig.layout.title.text = title
             fig.layout.annotations = [dict(text=data.note, x=0, y=1.02, xref="paper", yref="paper", showarrow=False,
                                            xanchor="left", font=dict(size=11, color="#a00"))] if data.note else []
-        # Sent as JSON lists, in a message of their own: as binary arrays next to the text and symbol lists,
-        # this trace's y never reached the page with plotly 7.1 (seen in the browser test; the Python side
-        # held it). The trace has one point per emission, so lists cost little.
-        marks = data.emissions
+        # The emission markers go as JSON lists in a message of their own: as binary arrays, or inside the
+        # batch above, their y did not reach the page (plotly 7.1 widget; cause not found). One point per
+        # window, so this costs little; the browser test checks that every marker arrives whole.
         with fig.batch_update():
-            fig.data[self._trace("emissions")].update(x=marks["x"].tolist(), y=marks["y"].tolist(),
-                                                      text=marks["text"].tolist(),
-                                                      marker_symbol=marks["symbol"].tolist())
+            for reason in REASON_LABELS:
+                marks = data.emissions[data.emissions["reason"] == reason]
+                fig.data[self._trace(reason)].update(x=marks["x"].tolist(), y=marks["y"].tolist(),
+                                                     text=marks["text"].tolist())
+                self._rows[reason] = marks["row"].to_numpy()
 
     def _cards(self) -> None:
         m = self.result.metrics
@@ -378,12 +388,12 @@ class Explorer:
     def _on_event_click(self, trace, points, selector) -> None:
         if not points.point_inds:
             return
-        name = next(n for n in STATUSES if self.clocks.data[self._trace(n)] is trace)
-        self.inspect_event(int(self._rows[name][points.point_inds[0]]))
+        self.inspect_event(int(self._rows["events"][points.point_inds[0]]))
 
     def _on_window_click(self, trace, points, selector) -> None:
         if points.point_inds:
-            self.inspect_window(int(self._rows["emissions"][points.point_inds[0]]))
+            reason = next(r for r in REASON_LABELS if self.clocks.data[self._trace(r)] is trace)
+            self.inspect_window(int(self._rows[reason][points.point_inds[0]]))
 
     def inspect_event(self, row: int) -> str:
         self.inspector.value = explain_event(self.result, row)

@@ -19,9 +19,13 @@ STATUSES = ("on_time", "late_updated", "side_output", "dropped")
 STATUS_LABELS = {"on_time": "on time", "late_updated": "late, updated", "side_output": "side output",
                  "dropped": "dropped"}
 STATUS_COLORS = {"on_time": "#4C78A8", "late_updated": "#F58518", "side_output": "#B279A2", "dropped": "#E45756"}
-REASON_SYMBOLS = {"WATERMARK": "diamond", "IDLE_TIMEOUT": "hourglass", "LATE_UPDATE": "star",
+REASON_SYMBOLS = {"WATERMARK": "diamond", "IDLE_TIMEOUT": "square", "LATE_UPDATE": "star",
                   "END_OF_STREAM": "x"}
+REASON_LABELS = {"WATERMARK": "emitted: watermark", "IDLE_TIMEOUT": "emitted: idle timeout",
+                 "LATE_UPDATE": "re-emitted: late update", "END_OF_STREAM": "still open at end"}
+REASON_COLORS = {"WATERMARK": "#222", "IDLE_TIMEOUT": "#54A24B", "LATE_UPDATE": "#F58518", "END_OF_STREAM": "#999"}
 POINT_BUDGET = 40_000
+LINE_BUDGET = 1_500  # points per watermark line; a monotone step line keeps its shape
 ALL_KEYS = "(all keys)"
 
 
@@ -36,11 +40,18 @@ class Points:
     rows: np.ndarray  # event rows (for clicks → inspector)
 
 
+STATUS_CODES = {name: code for code, name in enumerate(STATUSES)}
+# a discrete colour scale over the status codes 0..3, so one WebGL trace draws every event
+STATUS_COLORSCALE = [c for code, name in enumerate(STATUSES)
+                     for c in ([code / 4, STATUS_COLORS[name]], [(code + 1) / 4, STATUS_COLORS[name]])]
+
+
 @dataclass
 class TwoClocks:
     """Everything the two-clocks figure draws, for one Result, key filter and batch limit."""
 
-    events: dict[str, Points]
+    events: Points  # every shown event; ``codes`` says its status
+    codes: np.ndarray
     shown: int
     total: int
     watermark: tuple[np.ndarray, np.ndarray]
@@ -77,13 +88,14 @@ def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = Non
     shown_rows = sample_rows(rows, status, budget)
     arrival = seconds(ev["arrival_time"].to_numpy())
     event_time = seconds(ev["event_time"].to_numpy())
-    points = {}
-    for name in STATUSES:
-        sel = shown_rows[status[shown_rows] == name]
-        points[name] = Points(arrival[sel], event_time[sel], sel)
-    note = "" if len(shown_rows) == len(rows) else (
-        f"showing {len(shown_rows):,} of {len(rows):,} events (all late ones, an even sample of the rest)")
+    points = Points(arrival[shown_rows], event_time[shown_rows], shown_rows)
+    codes = pd.Series(status[shown_rows]).map(STATUS_CODES).to_numpy(dtype=np.int8)
+    notes = [] if len(shown_rows) == len(rows) else [
+        f"showing {len(shown_rows):,} of {len(rows):,} events (all late ones, an even sample of the rest)"]
     wm, eff = watermark_steps(result, key, upto_batch)
+    steps = int(np.isfinite(wm[1]).sum())
+    if steps < len(result.watermarks):
+        notes.append(f"watermark drawn through {steps:,} of its {len(result.watermarks):,} steps")
     emitted = result.windows
     if upto_batch is not None:
         emitted = emitted[emitted["emit_batch"] <= upto_batch]
@@ -91,8 +103,8 @@ def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = Non
         emitted = emitted[emitted["key"] == key]
     lo = float(min(arrival.min(), event_time.min())) if len(ev) else 0.0
     hi = float(max(arrival.max(), event_time.max())) if len(ev) else 1.0
-    return TwoClocks(points, len(shown_rows), len(rows), wm, eff, window_bands(result, emitted),
-                     emission_markers(emitted), ([lo, hi], [lo, hi]), note)
+    return TwoClocks(points, codes, len(shown_rows), len(rows), wm, eff, window_bands(result, emitted),
+                     emission_markers(emitted), ([lo, hi], [lo, hi]), "; ".join(notes))
 
 
 def watermark_steps(result: Result, key: str = ALL_KEYS, upto_batch: int | None = None):
@@ -107,10 +119,13 @@ def watermark_steps(result: Result, key: str = ALL_KEYS, upto_batch: int | None 
     elif "*" in scopes:
         trace = trace[trace["scope"] == "*"]
     xs, ys, es = [], [], []
-    for _, part in trace.groupby("scope", sort=True):
-        xs.append(seconds(part["time"].to_numpy()))
-        ys.append(seconds(part["watermark"].to_numpy(dtype=np.int64)))
-        es.append(seconds(part["effective"].to_numpy(dtype=np.int64)))
+    groups = list(trace.groupby("scope", sort=True))
+    budget = max(50, LINE_BUDGET // max(1, len(groups)))
+    for _, part in groups:
+        keep = thin_steps(len(part), budget)
+        xs.append(seconds(part["time"].to_numpy()[keep]))
+        ys.append(seconds(part["watermark"].to_numpy(dtype=np.int64)[keep]))
+        es.append(seconds(part["effective"].to_numpy(dtype=np.int64)[keep]))
         for lst in (xs, ys, es):
             lst.append(np.array([np.nan]))
     if not xs:
@@ -118,6 +133,14 @@ def watermark_steps(result: Result, key: str = ALL_KEYS, upto_batch: int | None 
         return (empty, empty), (empty, empty)
     x = np.concatenate(xs)
     return (x, np.concatenate(ys)), (x, np.concatenate(es))
+
+
+def thin_steps(n: int, budget: int) -> np.ndarray:
+    """Indices of at most ``budget`` points of a step line, evenly spread, first and last kept. Watermarks
+    never decrease, so the thinned line stays within one step of the true one."""
+    if n <= budget:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, budget).round().astype(int))
 
 
 def window_bands(result: Result, emitted: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -143,7 +166,7 @@ def window_bands(result: Result, emitted: pd.DataFrame) -> tuple[np.ndarray, np.
 
 def emission_markers(emitted: pd.DataFrame) -> pd.DataFrame:
     if emitted.empty:
-        return pd.DataFrame({"x": [], "y": [], "symbol": [], "text": [], "row": []})
+        return pd.DataFrame({"x": [], "y": [], "reason": [], "text": [], "row": []})
     lat = emitted["latency_event"].astype("Float64").to_numpy(dtype=float, na_value=np.nan) / MICROS["s"]
     text = [
         f"{'key ' + k + ' · ' if k else ''}[{s / MICROS['s']:g}, {e / MICROS['s']:g}) · {c} event(s)<br>"
@@ -152,7 +175,7 @@ def emission_markers(emitted: pd.DataFrame) -> pd.DataFrame:
                                                   emitted["reason"], emitted["revision"], emitted["emit_batch"], lat)
     ]
     return pd.DataFrame({"x": seconds(emitted["emit_time"].to_numpy()), "y": seconds(emitted["end"].to_numpy()),
-                         "symbol": emitted["reason"].map(REASON_SYMBOLS).to_numpy(), "text": text,
+                         "reason": emitted["reason"].to_numpy(), "text": text,
                          "row": emitted.index.to_numpy()})
 
 

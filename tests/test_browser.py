@@ -121,6 +121,13 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
           return [t.x ? t.x.length : 0, t.y ? t.y.length : 0];
         }""")
         assert markers[0] > 100 and markers[0] == markers[1]  # every emission marker reached the page whole
+        events = page.evaluate("""() => {
+          const plot = [...document.querySelectorAll('.js-plotly-plot')]
+              .find(p => p.layout && p.layout.title && String(p.layout.title.text || '').startsWith('The two clocks'));
+          const t = plot.data.find(t => t.name === 'events');
+          return [t.x ? t.x.length : 0, t.y ? t.y.length : 0, t.marker.color ? t.marker.color.length : 0];
+        }""")
+        assert events[0] == events[1] == events[2] == 20_000  # every event is drawn, with its status colour
         # each step is 0.5 s of delay: the effective watermark sits 2.5 s lower where it is above 0
         pairs = [(b, a) for b, a in zip(before, after) if a > 0]
         assert pairs and all(abs((b - a) - 2.5) < 1e-9 for b, a in pairs)

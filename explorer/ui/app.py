@@ -67,6 +67,8 @@ class Explorer:
         self.curve_figure = self._curve_figure()
         self.controls.show(config or preset(preset_name))
         self._wire()
+        if self.stream.name in GENERATORS:
+            self.source.value = self.stream.name
         self._load_stream(self.stream, reset=True)
 
     # --- data -----------------------------------------------------------------------------------
@@ -166,7 +168,7 @@ class Explorer:
 
     # --- figures --------------------------------------------------------------------------------
     def _clocks_figure(self) -> go.FigureWidget:
-        fig = go.FigureWidget(_validate=False)  # arrays built here are valid; checking 20k values costs ~10 ms
+        fig = go.FigureWidget()
         fig.add_scatter(name="ideal (event = arrival)", mode="lines", line=dict(color="#bbb", dash="dot"),
                         hoverinfo="skip")
         # outlines, not fills: filling 1,000 WebGL polygons made every redraw ~5× slower in the browser
@@ -185,7 +187,7 @@ class Explorer:
             fig.add_scattergl(name=label, mode="markers", hovertemplate="%{text}<extra>emitted</extra>",
                               marker=dict(color=REASON_COLORS[reason], symbol=REASON_SYMBOLS[reason], size=10,
                                           line=dict(width=1, color="#222")))
-        fig.update_layout(height=560, margin=dict(l=60, r=20, t=50, b=50), title=dict(text="The two clocks"),
+        fig.update_layout(height=560, margin=dict(l=60, r=20, t=50, b=50), title="The two clocks",
                           xaxis_title="arrival (processing) time, s", yaxis_title="event time, s",
                           legend=dict(orientation="h", y=-0.15), hovermode="closest", uirevision="keep")
         fig.update_layout(legend_itemclick=False, legend_itemdoubleclick=False)
@@ -202,7 +204,7 @@ class Explorer:
     def _histogram_figure(self) -> go.FigureWidget:
         fig = go.FigureWidget()
         fig.add_bar(name="events", marker_color="#4C78A8", hovertemplate="delay %{x:.2f} s: %{y}<extra></extra>")
-        fig.update_layout(height=260, margin=dict(l=50, r=10, t=40, b=40), title="delay = arrival − event time",
+        fig.update_layout(height=260, width=470, margin=dict(l=50, r=10, t=40, b=40), title="delay = arrival − event time",
                           xaxis_title="s", bargap=0, showlegend=False)
         return fig
 
@@ -212,7 +214,7 @@ class Explorer:
                         hovertemplate="delay %{text} s<br>latency %{x:.2f} s<br>completeness %{y:.2f}%<extra></extra>")
         fig.add_scatter(name="current", mode="markers", marker=dict(size=14, color="#E45756", symbol="circle-open",
                                                                     line=dict(width=3)), hoverinfo="skip")
-        fig.update_layout(height=260, margin=dict(l=50, r=10, t=40, b=40), title="completeness vs latency",
+        fig.update_layout(height=260, width=470, margin=dict(l=50, r=10, t=40, b=40), title="completeness vs latency",
                           xaxis_title="avg emit latency, s (event time)", yaxis_title="completeness %",
                           showlegend=False)
         return fig
@@ -270,45 +272,55 @@ class Explorer:
                 self.batch.value = last_batch
         finally:
             self._quiet = False
+        if reset_stepper:
+            self._frame_view(config)
         self._draw()
         self._cards()
         self._mark_delay(config)
         self._update_curve(config)
         self.last_update_ms = (time.perf_counter() - start) * 1000
 
+    def _frame_view(self, config: RunConfig) -> None:
+        """Open on a readable stretch (about 20 windows) of a long stream; zoom out to see it all."""
+        ev = self.result.events
+        arrival, event_time = ev["arrival_time"].to_numpy() / S, ev["event_time"].to_numpy() / S
+        window = max(config.window.size, config.window.gap) / S
+        lo = float(min(arrival.min(), event_time.min()))
+        span = max(20 * window, 5 * float(np.percentile(arrival - event_time, 99)))
+        layout = self.clocks.layout
+        layout.uirevision = f"{self.stream.name}-{len(ev)}"  # a new stream resets the user's zoom
+        if float(max(arrival.max(), event_time.max())) - lo > 1.5 * span:
+            layout.xaxis.range = [lo, lo + span]
+            layout.yaxis.range = [lo - span * 0.1, lo + span]
+        else:
+            layout.xaxis.autorange = layout.yaxis.autorange = True
+
     def _draw(self) -> None:
         if self.result is None or self._quiet:
             return
         upto = self.batch.value if self.batch.value < self.batch.max else None
         data = two_clocks(self.result, key=self.key.value, upto_batch=upto)
-        fig = self.clocks
-        with fig.batch_update():
-            fig.data[self._trace("diagonal")].update(x=data.diagonal[0], y=data.diagonal[1])
-            fig.data[self._trace("bands")].update(x=data.bands[0], y=data.bands[1])
-            events = fig.data[self._trace("events")]
-            rows = data.events.rows
-            if not np.array_equal(rows, self._rows.get("events")):  # positions change only with the rows shown
-                events.update(x=data.events.x, y=data.events.y)
-                self._rows["events"] = rows
-            events.marker.color = data.codes
-            fig.data[self._trace("watermark")].update(x=data.watermark[0], y=data.watermark[1])
-            fig.data[self._trace("effective")].update(x=data.effective[0], y=data.effective[1])
-            scope = "per key" if self.result.config.time.scope.value == "key" else self.result.config.time.scope.value
-            title = f"The two clocks — {self.stream.name}, {self.result.config.window}, watermark {scope}"
-            if upto is not None:
-                title += f", up to batch {upto}"
-            fig.layout.title.text = title
-            fig.layout.annotations = [dict(text=data.note, x=0, y=1.02, xref="paper", yref="paper", showarrow=False,
-                                           xanchor="left", font=dict(size=11, color="#a00"))] if data.note else []
-        # The emission markers go as JSON lists in a message of their own: as binary arrays, or inside the
-        # batch above, their y did not reach the page (plotly 7.1 widget; cause not found). One point per
-        # window, so this costs little; the browser test checks that every marker arrives whole.
-        with fig.batch_update():
-            for reason in REASON_LABELS:
-                marks = data.emissions[data.emissions["reason"] == reason]
-                fig.data[self._trace(reason)].update(x=marks["x"].tolist(), y=marks["y"].tolist(),
-                                                     text=marks["text"].tolist())
-                self._rows[reason] = marks["row"].to_numpy()
+        fig, t = self.clocks, self._trace
+        scope = "per key" if self.result.config.time.scope.value == "key" else self.result.config.time.scope.value
+        title = f"The two clocks — {self.stream.name}, {self.result.config.window}, watermark {scope}"
+        if upto is not None:
+            title += f", up to batch {upto}"
+        note = [dict(text=data.note, x=0, y=1.02, xref="paper", yref="paper", showarrow=False, xanchor="left",
+                     font=dict(size=11, color="#a00"))] if data.note else []
+        lines = {t("diagonal"): data.diagonal, t("bands"): data.bands, t("watermark"): data.watermark,
+                 t("effective"): data.effective}
+        send(fig, {i: {"x": x, "y": y} for i, (x, y) in lines.items()}, {"title.text": title, "annotations": note})
+        marks = {}
+        for reason in REASON_LABELS:
+            rows = data.emissions[data.emissions["reason"] == reason]
+            marks[t(reason)] = {"x": rows["x"].to_numpy(), "y": rows["y"].to_numpy(), "text": rows["text"].tolist()}
+            self._rows[reason] = rows["row"].to_numpy()
+        send(fig, marks)
+        events = {"marker.color": data.codes}
+        if not np.array_equal(data.events.rows, self._rows.get("events")):  # positions change with the rows shown
+            events.update(x=data.events.x, y=data.events.y)
+            self._rows["events"] = data.events.rows
+        send(fig, {t("events"): events})
 
     def _cards(self) -> None:
         m = self.result.metrics
@@ -421,6 +433,21 @@ class Explorer:
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget()._repr_mimebundle_(**kwargs)
+
+
+def send(fig: go.FigureWidget, updates: dict[int, dict], layout: dict | None = None) -> None:
+    """One message updating several traces that all set the same properties.
+
+    Plotly's batch_update fills the properties a trace leaves alone with "undefined"; in the page such
+    mixed messages lost whole arrays (the events' x/y and the emissions' y never arrived with plotly 7.1),
+    so every message here is uniform. The browser test checks the arrays arrive.
+    """
+    indexes = sorted(updates)
+    keys = sorted({key for update in updates.values() for key in update})
+    if any(set(updates[i]) != set(keys) for i in indexes):
+        raise ValueError("every trace in one message must set the same properties")
+    fig.plotly_update(restyle_data={key: [updates[i][key] for i in indexes] for key in keys},
+                      relayout_data=layout or {}, trace_indexes=indexes)
 
 
 def parse_upload(name: str, content: bytes) -> pd.DataFrame:

@@ -1,0 +1,57 @@
+"""In-kernel speed of the explorer: a delay-slider change → Result recomputed → figures updated.
+
+    .venv/bin/python benchmarks/bench_ui.py
+
+Goal (issue 4): ≤ 100 ms for the 20k textbook stream, ≤ 1 s for 1M events. This measures the kernel side
+(compute + figure update + widget serialisation, no browser attached); the browser test
+(tests/test_browser.py, run with -s) prints keydown → plot-data-changed in a real page.
+The baseline is the bare compute (``run``) of the same configurations, in the same process.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from explorer import generate, preset
+from explorer.core import run
+from explorer.ui import Explorer
+
+S = 1_000_000
+
+
+def slider_ms(explorer: Explorer, values: list[float]) -> float:
+    samples = []
+    for value in values:
+        start = time.perf_counter()
+        explorer.controls.delay.value = value
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1000
+
+
+def compute_ms(stream, values: list[float]) -> float:
+    samples = []
+    for value in values:
+        start = time.perf_counter()
+        run(stream, preset("textbook", delay=round(value * S)))
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples) * 1000
+
+
+def main() -> None:
+    for events, goal in ((20_000, 100), (1_000_000, 1000)):
+        stream = generate("textbook", events=events)
+        explorer = Explorer(stream, "textbook")
+        explorer.wait_for_curve(timeout=600)
+        explorer.controls.delay.value = 5.0
+        explorer.wait_for_curve(timeout=600)
+        values = [5.5 + 0.5 * i for i in range(9)]
+        ui = slider_ms(explorer, values)
+        bare = compute_ms(stream, values)
+        verdict = "ok" if ui <= goal else "OVER GOAL"
+        print(f"{events:>9,} events: slider → figures updated {ui:7.1f} ms (goal ≤ {goal} ms) {verdict}; "
+              f"bare compute {bare:6.1f} ms; figure work {ui - bare:6.1f} ms")
+
+
+if __name__ == "__main__":
+    main()

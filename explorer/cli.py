@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from explorer.config import (PRESETS, BatchSpec, LatePolicy, LatenessRule, RunConfig, Scope, Strategy, TimeSource,
+from explorer.config import (PRESETS, BatchSpec, LatePolicy, LatenessRule, RunConfig, Schedule, Scope, Strategy, TimeSource,
                              WindowSpec, apply_delay, load_yaml_config, preset)
 from explorer.core import Result, run
 from explorer.errors import InputError
@@ -68,6 +68,8 @@ def _add_config(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--heartbeat", help="pipeline heartbeat interval (default 60s)")
     g.add_argument("--scope", choices=[s.value for s in Scope], help="who shares a watermark (default key)")
     g.add_argument("--batches", help="event | count:N | interval:T | column")
+    g.add_argument("--schedule", choices=[s.value for s in Schedule],
+                   help="when a batch's watermark takes effect: live, or backlog (Spark replaying with availableNow)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -147,7 +149,7 @@ def build_config(args: argparse.Namespace) -> tuple[RunConfig, str | None]:
     changes: dict[str, Any] = {}
     enum_flags = {"time": ("time_source", TimeSource), "strategy": ("strategy", Strategy), "late": ("late_policy", LatePolicy),
                   "lateness_rule": ("lateness_rule", LatenessRule), "idle_clock": ("idle_clock", TimeSource),
-                  "scope": ("scope", Scope)}
+                  "scope": ("scope", Scope), "schedule": ("schedule", Schedule)}
     for flag, (name, kind) in enum_flags.items():
         if getattr(args, flag):
             changes[name] = kind(getattr(args, flag))

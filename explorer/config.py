@@ -58,6 +58,20 @@ class Scope(str, Enum):
     PARTITION_MAX = "partition-max"  # merged by max (Spark's multipleWatermarkPolicy=max)
 
 
+class Schedule(str, Enum):
+    """When a committed batch's watermark takes effect (Spark's two trigger patterns).
+
+    LIVE: at the batch's own commit (and for the next batch's lateness) — every engine here, and Spark when
+    arrivals are live (a no-data micro-batch follows each batch that raised the watermark).
+    BACKLOG: one micro-batch later — Spark replaying a backlog (trigger availableNow): micro-batch N emits with
+    the watermark of the batches before it and drops rows by the previous micro-batch's watermark; one
+    no-data micro-batch runs after the last.
+    """
+
+    LIVE = "live"
+    BACKLOG = "backlog"
+
+
 class WindowKind(str, Enum):
     TUMBLING = "tumbling"
     SLIDING = "sliding"
@@ -116,6 +130,7 @@ class TimeConfig:
     idle_clock: TimeSource = TimeSource.PROCESSING
     heartbeat: int = 60 * SECOND  # VoltSP's pipeline heartbeat
     scope: Scope = Scope.KEY
+    schedule: Schedule = Schedule.LIVE
 
 
 class BatchKind(str, Enum):
@@ -199,6 +214,15 @@ PRESETS: dict[str, Preset] = {
         TimeConfig(strategy=Strategy.BOUNDED, late_policy=LatePolicy.DROP, scope=Scope.GLOBAL),
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
+    ),
+    "spark": Preset(
+        "spark",
+        "Spark Structured Streaming: withWatermark(col, delay) + groupBy(window|session_window, key) in append "
+        "mode. One global watermark = max event time seen − delay (floored at 0); a row is dropped for a window "
+        "whose end ≤ the previous micro-batch's watermark; windows with end ≤ the watermark are emitted.",
+        TimeConfig(strategy=Strategy.MAX, late_policy=LatePolicy.DROP, scope=Scope.GLOBAL,
+                   schedule=Schedule.BACKLOG),
+        delay_field="delay",
     ),
 }
 
@@ -309,6 +333,7 @@ def _time_from_voltsp(section: dict[str, Any], base: TimeConfig, path: str | Pat
         "latePolicy": ("late_policy", LatePolicy),
         "latenessRule": ("lateness_rule", LatenessRule),
         "scope": ("scope", Scope),
+        "schedule": ("schedule", Schedule),
     }
     for key, value in section.items():
         if key == "eventTimeExtractor":
@@ -345,7 +370,8 @@ def time_config_to_voltsp(time: TimeConfig, event_time_column: str = "event_time
     if time.idle_timeout is not None:
         out["idleTimeout"] = format_duration(time.idle_timeout)
         out["idleTimeoutClock"] = {v: k for k, v in _CLOCKS.items()}[time.idle_clock]
-    for name, key in {"late_policy": "latePolicy", "lateness_rule": "latenessRule", "scope": "scope"}.items():
+    for name, key in {"late_policy": "latePolicy", "lateness_rule": "latenessRule", "scope": "scope",
+                      "schedule": "schedule"}.items():
         if getattr(time, name) != getattr(defaults, name):
             out[key] = getattr(time, name).value
     return out

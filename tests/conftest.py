@@ -41,3 +41,13 @@ def make_config(spec: dict[str, Any]) -> RunConfig:
 @pytest.fixture
 def config_from():
     return make_config
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One real local SparkSession for the whole run (a cold one takes 6–12 s)."""
+    from explorer.spark import spark_session
+
+    session = spark_session()
+    yield session
+    session.stop()

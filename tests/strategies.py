@@ -7,7 +7,7 @@ from dataclasses import replace
 import pandas as pd
 from hypothesis import strategies as st
 
-from explorer.config import (BatchKind, BatchSpec, LatePolicy, LatenessRule, RunConfig, Scope, Strategy, TimeConfig,
+from explorer.config import (BatchKind, BatchSpec, LatePolicy, LatenessRule, RunConfig, Schedule, Scope, Strategy, TimeConfig,
                              TimeSource, WindowKind, WindowSpec)
 from explorer.streams import stream_from_frame
 
@@ -85,6 +85,7 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True) -> RunConfig:
         idle_clock=draw(st.sampled_from(list(TimeSource))),
         heartbeat=draw(st.sampled_from([5 * S, 60 * S])),
         scope=draw(st.sampled_from(list(Scope))),
+        schedule=Schedule.LIVE if fast_only else draw(st.sampled_from(list(Schedule))),
     )
     return RunConfig(window=window, time=time, batches=draw(batch_specs(has_batch)), preset="custom")
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from explorer.config import LatenessRule, LatePolicy, RunConfig, Scope, Strategy, TimeSource, WindowKind
+from explorer.config import LatenessRule, LatePolicy, RunConfig, Schedule, Scope, Strategy, TimeSource, WindowKind
 from explorer.core.result import (ASSIGNMENT_COLUMNS, EVENT_COLUMNS, WATERMARK_COLUMNS, WINDOW_COLUMNS, Reason, Result, Status,
                                   canonical_order)
 from explorer.core.summary import summarize
@@ -111,6 +111,12 @@ class _Engine:
         if raw == NONE:
             return NONE
         return max(raw - self.time.delay, 0) if raw >= 0 else raw - self.time.delay
+
+    def advance(self, candidates: dict[str, int]) -> None:
+        """Move raw watermarks forward to the candidates (never back)."""
+        for source, value in candidates.items():
+            if value > self.raw.get(source, NONE):
+                self.raw[source] = value
 
     # --- windows ----------------------------------------------------------------------------------
     def new_window(self, key: str, start: int, end: int, slot: int) -> _Window:
@@ -319,6 +325,8 @@ class _Engine:
         bounded = strategy is Strategy.BOUNDED and not self.processing
         late_status = Status.SIDE_OUTPUT.value if self.time.late_policy is LatePolicy.SIDE_OUTPUT else Status.DROPPED.value
         idle = self.time.idle_timeout
+        backlog = self.time.schedule is Schedule.BACKLOG and not self.processing
+        pending: dict[str, int] = {}
         for b in range(len(commits)):
             lo, hi = int(starts[b]), int(starts[b + 1])
             commit = int(commits[b])
@@ -362,15 +370,15 @@ class _Engine:
                     self.idle_deadline[key] = last + idle
                     heapq.heappush(self.idle_heap, (last + idle, key))
             # commit
-            if self.processing:
-                self.clock = max(self.clock, commit)
-            else:
-                self.clock = max(self.clock, commit)
+            self.clock = max(self.clock, commit)
+            if not self.processing:
                 if strategy is not Strategy.BOUNDED:
                     candidates = batch_min if strategy is Strategy.MIN else batch_max
-                    for source, value in candidates.items():
-                        if value > self.raw.get(source, NONE):
-                            self.raw[source] = value
+                else:
+                    candidates = {}
+                if backlog:  # this batch's watermark takes effect one micro-batch later
+                    candidates, pending = pending, candidates
+                self.advance(candidates)
             for w in dirty:
                 if w.late_dirty and w.alive:
                     w.late_dirty = False
@@ -383,6 +391,13 @@ class _Engine:
             self.purge(groups)
             self.max_open = max(self.max_open, self.alive_count)
             self.record_trace(set(batch_min) if not self.processing else {GLOBAL}, commit, "commit")
+        if backlog and pending:  # the no-data micro-batch Spark runs after a replayed backlog
+            self.batch_no += 1
+            self.advance(pending)
+            groups = list(self.fire_heap)
+            self.fire_ready(self.clock, groups)
+            self.purge(groups)
+            self.record_trace(set(pending), self.clock, "no-data batch")
         self.heartbeats(before=None)
         leftovers = [w for slots in self.key_windows.values() for w in slots.values() if not w.fired]
         for w in sorted(leftovers, key=lambda w: (w.key, w.start, w.end)):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from explorer.config import LatenessRule, LatePolicy, RunConfig, Scope, Strategy, TimeSource, WindowKind
+from explorer.config import LatenessRule, LatePolicy, RunConfig, Schedule, Scope, Strategy, TimeSource, WindowKind
 from explorer.core.result import (ASSIGNMENT_COLUMNS, EVENT_COLUMNS, WATERMARK_COLUMNS, WINDOW_COLUMNS, Metrics, Reason, Result,
                                   Status, canonical_order)
 from explorer.core.summary import summarize
@@ -32,7 +32,7 @@ def supports(config: RunConfig, stream: Stream | None = None) -> bool:
     """Whether the vectorised engine evaluates this configuration (else the reference engine does)."""
     time = config.time
     ok = (time.time_source is TimeSource.EVENT and config.window.kind is not WindowKind.SESSION
-          and time.idle_timeout is None)
+          and time.idle_timeout is None and time.schedule is Schedule.LIVE)
     if ok and stream is not None and time.scope in (Scope.PARTITION_MIN, Scope.PARTITION_MAX):
         ok = stream.events["partition"].nunique() <= MAX_MERGED_PARTITIONS
     return ok

@@ -26,6 +26,7 @@ test: $(STAMP) check-java
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_core.py
+	$(PY) benchmarks/bench_ui.py
 
 clean:
 	rm -rf $(VENV)

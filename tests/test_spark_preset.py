@@ -57,6 +57,24 @@ def test_spark_preset_predicts_real_spark(spark, seed, window, delay):
         assert refused == set(stream.events["id"]) - kept - open_ids
 
 
+LIVE_CASES = [(2, "tumbling:10", 7), (5, "sliding:10:5", 3.5), (8, "session:4", 2.5)]
+
+
+@pytest.mark.parametrize("seed,window,delay", LIVE_CASES, ids=[f"live-{w}-delay{d}" for _, w, d in LIVE_CASES])
+def test_live_schedule_predicts_spark_with_live_arrivals(spark, seed, window, delay):
+    """Batches handed to a running query one by one: Spark's no-data micro-batches make it the live schedule."""
+    stream = random_stream(seed)
+    spec = WindowSpec.parse(window)
+    config = replace(preset("spark", delay=round(delay * S), schedule=Schedule.LIVE), window=spec,
+                     batches=BatchSpec(BatchKind.COLUMN))
+    predicted = run(stream, config).windows
+    expected = sorted((int(w.emit_batch), w.key, int(w.start), int(w.end), tuple(sorted(w.ids)))
+                      for w in predicted[predicted["reason"] == "WATERMARK"].itertuples())
+    real = [(e.batch, e.key, e.start, e.end, e.ids) for e in run_native(spark, stream, spec, round(delay * S),
+                                                                         BatchSpec(BatchKind.COLUMN), live=True)]
+    assert real == expected
+
+
 def test_live_schedule_differs_from_backlog():
     """Replaying a backlog (availableNow) and live arrivals give different emissions, as measured."""
     stream = random_stream(3)

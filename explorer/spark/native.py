@@ -30,31 +30,40 @@ class NativeEmission:
     ids: tuple[str, ...]
 
 
-def _stage(stream: Stream, batches: BatchSpec | None, folder: Path) -> int:
+def _batch_files(stream: Stream, batches: BatchSpec | None) -> list[list[dict]]:
     numbering = assign_batches(stream, batches)
     ev = stream.events
-    base = time.time() - 10 * len(numbering.commit_time)
+    out = []
     for b in range(len(numbering.commit_time)):
         lo, hi = int(numbering.starts[b]), int(numbering.starts[b + 1])
-        rows = [{"id": i, "key": k, "t": int(t)} for i, k, t in
-                zip(ev["id"].iloc[lo:hi], ev["key"].iloc[lo:hi], ev["event_time"].iloc[lo:hi])]
-        hidden = folder / f".part-{b:06d}.json"
-        hidden.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-        final = folder / f"part-{b:06d}.json"
-        hidden.rename(final)
-        os.utime(final, (base + 10 * b, base + 10 * b))  # the file source orders by modification time
-    return len(numbering.commit_time)
+        out.append([{"id": i, "key": k, "t": int(t)} for i, k, t in
+                    zip(ev["id"].iloc[lo:hi], ev["key"].iloc[lo:hi], ev["event_time"].iloc[lo:hi])])
+    return out
+
+
+def _write(folder: Path, b: int, rows: list[dict], mtime: float) -> None:
+    hidden = folder / f".part-{b:06d}.json"
+    hidden.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    final = folder / f"part-{b:06d}.json"
+    hidden.rename(final)
+    os.utime(final, (mtime, mtime))  # the file source orders files by modification time
 
 
 def run_native(spark, stream: Stream, window: WindowSpec, delay_us: int,
-               batches: BatchSpec | None = None) -> list[NativeEmission]:
-    """Run withWatermark + groupBy(window, key).count() in append mode, one micro-batch per arrival batch."""
+               batches: BatchSpec | None = None, live: bool = False) -> list[NativeEmission]:
+    """Run withWatermark + groupBy(window, key) in append mode, one micro-batch per arrival batch.
+
+    ``live=False`` replays the batches as a backlog (trigger availableNow). ``live=True`` hands them to a
+    running query one at a time and waits for it (processAllAvailable), so Spark may run its no-data
+    micro-batches in between; emissions are then numbered by the arrival batch they followed.
+    """
     from pyspark.sql import functions as F
 
+    files = _batch_files(stream, batches)
+    base = time.time() - 10 * len(files)
     with tempfile.TemporaryDirectory(prefix="wx-native-") as tmp:
         source, checkpoint = Path(tmp, "in"), Path(tmp, "checkpoint")
         source.mkdir()
-        _stage(stream, batches, source)
         frame = (spark.readStream.schema("id STRING, key STRING, t LONG").option("maxFilesPerTrigger", 1)
                  .json(str(source))
                  .withColumn("ts", F.timestamp_micros("t"))
@@ -65,13 +74,29 @@ def run_native(spark, stream: Stream, window: WindowSpec, delay_us: int,
             grouping = F.window("ts", f"{window.size} microseconds", f"{window.slide} microseconds").alias("w")
         counted = frame.groupBy(grouping, "key").agg(F.collect_list("id").alias("ids"))
         out: list[NativeEmission] = []
+        staged = [0]  # arrival batches handed to Spark so far (live mode)
 
         def collect(batch_frame, batch_id: int) -> None:
+            number = staged[0] if live else batch_id + 1
             for row in batch_frame.select(F.unix_micros(F.col("w.start")).alias("start"),
                                           F.unix_micros(F.col("w.end")).alias("end"), "key", "ids").collect():
-                out.append(NativeEmission(batch_id + 1, row["key"], row["start"], row["end"], tuple(sorted(row["ids"]))))
+                out.append(NativeEmission(number, row["key"], row["start"], row["end"], tuple(sorted(row["ids"]))))
 
-        query = (counted.writeStream.outputMode("append").foreachBatch(collect)
-                 .option("checkpointLocation", str(checkpoint)).trigger(availableNow=True).start())
-        query.awaitTermination()
+        writer = (counted.writeStream.outputMode("append").foreachBatch(collect)
+                  .option("checkpointLocation", str(checkpoint)))
+        if not live:
+            for b, rows in enumerate(files):
+                _write(source, b, rows, base + 10 * b)
+            writer.trigger(availableNow=True).start().awaitTermination()
+        else:
+            query = writer.trigger(processingTime="50 milliseconds").start()
+            try:
+                for b, rows in enumerate(files):
+                    _write(source, b, rows, base + 10 * b)
+                    staged[0] = b + 1
+                    query.processAllAvailable()
+                    time.sleep(0.3)  # room for the no-data micro-batch Spark runs when the watermark moved
+                    query.processAllAvailable()
+            finally:
+                query.stop()
         return sorted(out, key=lambda e: (e.batch, e.key, e.start, e.end))

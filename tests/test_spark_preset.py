@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from explorer import preset, run
-from explorer.config import BatchKind, BatchSpec, Schedule, WindowSpec
+from explorer.config import BatchKind, BatchSpec, Schedule, Scope, WindowSpec
 from explorer.spark import run_native
 from explorer.streams import stream_from_frame
 
@@ -83,3 +83,41 @@ def test_live_schedule_differs_from_backlog():
     live = backlog.with_time(schedule=Schedule.LIVE)
     a, b = run(stream, backlog).windows, run(stream, live).windows
     assert a["emit_batch"].tolist() != b["emit_batch"].tolist() or len(a) != len(b)
+
+
+def two_inputs(seed: int):
+    """Two partitions, Q's event times 15 s behind P's, arriving together over ten batches."""
+    rng = np.random.default_rng(seed)
+    n = 30
+    part = rng.choice(["P", "Q"], n)
+    t = np.sort(rng.uniform(0, 60, n)).round(1)
+    t = np.where(part == "Q", np.maximum(0, t - 15), t)
+    frame = pd.DataFrame({"id": [f"e{i}" for i in range(n)], "key": rng.choice(["a", "b"], n), "partition": part,
+                          "event_time": t, "arrival_time": np.arange(n, dtype=float),
+                          "batch": np.sort(rng.integers(1, 11, n))})
+    return stream_from_frame(frame, name=f"two-inputs-{seed}")
+
+
+MULTI = [(1, "min", 0), (1, "max", 0), (4, "max", 2)]
+
+
+@pytest.mark.parametrize("seed,policy,delay", MULTI, ids=[f"{p}-delay{d}-seed{s}" for s, p, d in MULTI])
+def test_multiple_watermark_policy(spark, seed, policy, delay):
+    """Each partition a separate input with its own watermark, merged by spark.sql.streaming.multipleWatermarkPolicy:
+    the partition-min / partition-max scopes predict it; max drops the lagging input's events."""
+    stream = two_inputs(seed)
+    spec = WindowSpec.parse("tumbling:10")
+    scope = Scope.PARTITION_MIN if policy == "min" else Scope.PARTITION_MAX
+    config = replace(preset("spark", delay=delay * S, scope=scope), window=spec, batches=BatchSpec(BatchKind.COLUMN))
+    predicted = run(stream, config)
+    emitted = predicted.windows[predicted.windows["reason"] == "WATERMARK"]
+    expected = sorted((int(w.emit_batch), w.key, int(w.start), int(w.end), tuple(sorted(w.ids)))
+                      for w in emitted.itertuples())
+    real = [(e.batch, e.key, e.start, e.end, e.ids) for e in run_native(
+        spark, stream, spec, delay * S, BatchSpec(BatchKind.COLUMN), watermark_policy=policy)]
+    assert real == expected
+    lost = predicted.events[predicted.events["status"] == "dropped"]
+    if policy == "min":  # the watermark follows the lagging input, whose own times only increase
+        assert lost.empty
+    else:  # the leading input's watermark runs ahead of the lagging one
+        assert not lost.empty and set(lost["partition"]) == {"Q"}

@@ -30,44 +30,60 @@ class NativeEmission:
     ids: tuple[str, ...]
 
 
-def _batch_files(stream: Stream, batches: BatchSpec | None) -> list[list[dict]]:
+def _batch_files(stream: Stream, batches: BatchSpec | None, partition: str | None = None) -> list[list[dict]]:
+    """Rows of each arrival batch (of one partition, when given; a batch may then be empty)."""
     numbering = assign_batches(stream, batches)
     ev = stream.events
     out = []
     for b in range(len(numbering.commit_time)):
-        lo, hi = int(numbering.starts[b]), int(numbering.starts[b + 1])
-        out.append([{"id": i, "key": k, "t": int(t)} for i, k, t in
-                    zip(ev["id"].iloc[lo:hi], ev["key"].iloc[lo:hi], ev["event_time"].iloc[lo:hi])])
+        part = ev.iloc[int(numbering.starts[b]):int(numbering.starts[b + 1])]
+        if partition is not None:
+            part = part[part["partition"] == partition]
+        out.append([{"id": i, "key": k, "t": int(t)} for i, k, t in zip(part["id"], part["key"], part["event_time"])])
     return out
 
 
 def _write(folder: Path, b: int, rows: list[dict], mtime: float) -> None:
     hidden = folder / f".part-{b:06d}.json"
-    hidden.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    hidden.write_text("".join(json.dumps(r) + "\n" for r in rows))
     final = folder / f"part-{b:06d}.json"
     hidden.rename(final)
     os.utime(final, (mtime, mtime))  # the file source orders files by modification time
 
 
 def run_native(spark, stream: Stream, window: WindowSpec, delay_us: int,
-               batches: BatchSpec | None = None, live: bool = False) -> list[NativeEmission]:
+               batches: BatchSpec | None = None, live: bool = False,
+               watermark_policy: str | None = None) -> list[NativeEmission]:
     """Run withWatermark + groupBy(window, key) in append mode, one micro-batch per arrival batch.
 
     ``live=False`` replays the batches as a backlog (trigger availableNow). ``live=True`` hands them to a
     running query one at a time and waits for it (processAllAvailable), so Spark may run its no-data
     micro-batches in between; emissions are then numbered by the arrival batch they followed.
+
+    ``watermark_policy`` ("min" or "max") makes each partition its own input with its own watermark, the
+    inputs unioned, and sets spark.sql.streaming.multipleWatermarkPolicy (one file per input per batch).
     """
     from pyspark.sql import functions as F
 
-    files = _batch_files(stream, batches)
-    base = time.time() - 10 * len(files)
+    partitions = sorted(stream.events["partition"].unique()) if watermark_policy else [None]
+    per_input = {p: _batch_files(stream, batches, p) for p in partitions}
+    n_batches = len(next(iter(per_input.values())))
+    base = time.time() - 10 * n_batches
+    if watermark_policy:
+        spark.conf.set("spark.sql.streaming.multipleWatermarkPolicy", watermark_policy)
     with tempfile.TemporaryDirectory(prefix="wx-native-") as tmp:
-        source, checkpoint = Path(tmp, "in"), Path(tmp, "checkpoint")
-        source.mkdir()
-        frame = (spark.readStream.schema("id STRING, key STRING, t LONG").option("maxFilesPerTrigger", 1)
-                 .json(str(source))
-                 .withColumn("ts", F.timestamp_micros("t"))
-                 .withWatermark("ts", f"{delay_us} microseconds"))
+        checkpoint = Path(tmp, "checkpoint")
+        sources = {p: Path(tmp, f"in-{i}") for i, p in enumerate(partitions)}
+        inputs = []
+        for folder in sources.values():
+            folder.mkdir()
+            inputs.append(spark.readStream.schema("id STRING, key STRING, t LONG").option("maxFilesPerTrigger", 1)
+                          .json(str(folder))
+                          .withColumn("ts", F.timestamp_micros("t"))
+                          .withWatermark("ts", f"{delay_us} microseconds"))
+        frame = inputs[0]
+        for other in inputs[1:]:
+            frame = frame.unionByName(other)
         if window.kind is WindowKind.SESSION:
             grouping = F.session_window("ts", f"{window.gap} microseconds").alias("w")
         else:
@@ -84,15 +100,19 @@ def run_native(spark, stream: Stream, window: WindowSpec, delay_us: int,
 
         writer = (counted.writeStream.outputMode("append").foreachBatch(collect)
                   .option("checkpointLocation", str(checkpoint)))
+        def stage(b: int) -> None:
+            for p, folder in sources.items():
+                _write(folder, b, per_input[p][b], base + 10 * b)
+
         if not live:
-            for b, rows in enumerate(files):
-                _write(source, b, rows, base + 10 * b)
+            for b in range(n_batches):
+                stage(b)
             writer.trigger(availableNow=True).start().awaitTermination()
         else:
             query = writer.trigger(processingTime="50 milliseconds").start()
             try:
-                for b, rows in enumerate(files):
-                    _write(source, b, rows, base + 10 * b)
+                for b in range(n_batches):
+                    stage(b)
                     staged[0] = b + 1
                     query.processAllAvailable()
                     time.sleep(0.3)  # room for the no-data micro-batch Spark runs when the watermark moved

@@ -104,3 +104,16 @@ def test_curve_formats(capsys):
     assert 0 < rows[0]["completeness"] < rows[1]["completeness"] <= 1
     assert main(["curve", "--synthetic", "textbook", "--events", "500", "--delays", "1", "--format", "csv"]) == 0
     assert capsys.readouterr().out.startswith("delay,completeness,dropped")
+
+
+def test_voltsp_yaml_round_trip(tmp_path):
+    import yaml
+    from explorer.config import (LatePolicy, Schedule, Scope, Strategy, TimeSource, load_yaml_config, preset,
+                                 time_config_to_voltsp)
+    S = 1_000_000
+    config = preset("voltsp", delay=3 * S, strategy=Strategy.MAX, idle_timeout=300 * S, idle_clock=TimeSource.EVENT,
+                    allowed_lateness=5 * S, late_policy=LatePolicy.DROP, scope=Scope.GLOBAL, schedule=Schedule.BACKLOG)
+    path = tmp_path / "out.yaml"
+    path.write_text(yaml.safe_dump({"window": "tumbling:10", "timeConfig": time_config_to_voltsp(config.time, "ts")}))
+    loaded = load_yaml_config(path)
+    assert loaded.config.time == config.time and loaded.event_time_column == "ts"

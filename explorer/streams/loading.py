@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -266,14 +266,3 @@ def _whole_numbers(series: pd.Series, column: str, where: str) -> np.ndarray:
         row = int(np.flatnonzero(bad)[0]) + 1
         raise InputError(f"{where}: column '{column}' row {row}: {series.iloc[row - 1]!r} is not a whole number")
     return numeric.astype(np.int64)
-
-
-def describe_problems(paths: Iterable[str | Path], time_unit: str = "s") -> list[str]:
-    """Validate several files, collecting one message per bad file (for `explorer validate`)."""
-    problems = []
-    for path in paths:
-        try:
-            load_events(path, time_unit=time_unit)
-        except InputError as exc:
-            problems.append(str(exc))
-    return problems

@@ -6,7 +6,7 @@ explorer and only its arrays change afterwards; these functions compute those ar
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -60,7 +60,6 @@ class TwoClocks:
     emissions: pd.DataFrame  # one row per emission marker: x, y, symbol, text, row
     diagonal: tuple[list[float], list[float]]
     note: str = ""
-    extra: dict = field(default_factory=dict)
 
 
 def sample_rows(rows: np.ndarray, statuses: np.ndarray, budget: int) -> np.ndarray:

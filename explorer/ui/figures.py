@@ -26,6 +26,7 @@ REASON_LABELS = {"WATERMARK": "emitted: watermark", "IDLE_TIMEOUT": "emitted: id
 REASON_COLORS = {"WATERMARK": "#222", "IDLE_TIMEOUT": "#54A24B", "LATE_UPDATE": "#F58518", "END_OF_STREAM": "#999"}
 POINT_BUDGET = 40_000
 LINE_BUDGET = 1_500  # points per watermark line; a monotone step line keeps its shape
+MARKER_BUDGET = 4_000  # emission markers (and window boxes) drawn
 ALL_KEYS = "(all keys)"
 
 
@@ -100,6 +101,11 @@ def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = Non
         emitted = emitted[emitted["emit_batch"] <= upto_batch]
     if key != ALL_KEYS:
         emitted = emitted[emitted["key"] == key]
+    if len(emitted) > MARKER_BUDGET:
+        keep = sample_rows(np.arange(len(emitted)), np.where(emitted["reason"].to_numpy() == "WATERMARK",
+                                                             "on_time", "other"), MARKER_BUDGET)
+        notes.append(f"{len(keep):,} of {len(emitted):,} emissions drawn (all but watermark ones, a sample of those)")
+        emitted = emitted.iloc[keep]
     lo = float(min(arrival.min(), event_time.min())) if len(ev) else 0.0
     hi = float(max(arrival.max(), event_time.max())) if len(ev) else 1.0
     return TwoClocks(points, codes, len(shown_rows), len(rows), wm, eff, window_bands(result, emitted),
@@ -109,16 +115,19 @@ def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = Non
 def watermark_steps(result: Result, key: str = ALL_KEYS, upto_batch: int | None = None):
     """Raw and effective watermark as step lines over the processing clock. With one watermark per key and
     no key chosen, every key's line is drawn, separated by gaps."""
-    trace = result.watermarks.dropna(subset=["watermark"])
+    trace = result.watermarks
+    mask = trace["watermark"].notna().to_numpy()
     if upto_batch is not None:
-        trace = trace[trace["batch"] <= upto_batch]
-    scopes = trace["scope"].unique().tolist()
-    if key != ALL_KEYS and key in scopes:
-        trace = trace[trace["scope"] == key]
-    elif "*" in scopes:
-        trace = trace[trace["scope"] == "*"]
+        mask &= trace["batch"].to_numpy() <= upto_batch
+    scope = trace["scope"].to_numpy()
+    scopes = pd.unique(scope)
+    if len(scopes) > 1 and key != ALL_KEYS and key in scopes:
+        mask &= scope == key
+    elif len(scopes) > 1 and "*" in scopes:
+        mask &= scope == "*"
+    trace = trace[mask] if not mask.all() else trace
     xs, ys, es = [], [], []
-    groups = list(trace.groupby("scope", sort=True))
+    groups = [(None, trace)] if len(pd.unique(trace["scope"])) <= 1 else list(trace.groupby("scope", sort=True))
     budget = max(50, LINE_BUDGET // max(1, len(groups)))
     for _, part in groups:
         keep = thin_steps(len(part), budget)
@@ -148,7 +157,8 @@ def window_bands(result: Result, emitted: pd.DataFrame) -> tuple[np.ndarray, np.
     if emitted.empty:
         return np.array([]), np.array([])
     last = emitted.sort_values("revision").drop_duplicates(["key", "start", "end"], keep="last")
-    a = result.assignments[result.assignments["admitted"]]
+    a = result.assignments
+    a = a[a["admitted"].to_numpy() & np.isin(a["start"].to_numpy(), last["start"].to_numpy())]
     arrival = result.events["arrival_time"].to_numpy()[a["event"].to_numpy()]
     keys = result.events["key"].to_numpy()[a["event"].to_numpy()]
     first = pd.DataFrame({"key": keys, "start": a["start"].to_numpy(), "end": a["end"].to_numpy(),

@@ -12,7 +12,7 @@ import pytest
 
 from explorer import preset, run
 from explorer.config import BatchKind, BatchSpec, Schedule, Scope, WindowSpec
-from explorer.spark import run_native
+from explorer.spark import NativeEmission, run_native
 from explorer.streams import stream_from_frame
 
 pytestmark = pytest.mark.spark
@@ -30,6 +30,13 @@ def random_stream(seed: int):
     return stream_from_frame(frame, name=f"random-{seed}")
 
 
+def emitted_by_watermark(result) -> list[NativeEmission]:
+    """The preset's WATERMARK emissions in run_native's form and order (END_OF_STREAM is never emitted by Spark)."""
+    windows = result.windows[result.windows["reason"] == "WATERMARK"]
+    return sorted((NativeEmission(int(w.emit_batch), w.key, int(w.start), int(w.end), tuple(sorted(w.ids)))
+                   for w in windows.itertuples()), key=lambda e: (e.batch, e.key, e.start, e.end))
+
+
 CASES = [(seed, window, delay) for seed, (window, delay) in enumerate([
     ("tumbling:10", 0), ("tumbling:10", 2.5), ("tumbling:10", 7), ("tumbling:5", 100),
     ("sliding:10:5", 0), ("sliding:10:5", 3.5), ("sliding:20:5", 6),
@@ -43,14 +50,10 @@ def test_spark_preset_predicts_real_spark(spark, seed, window, delay):
     spec = WindowSpec.parse(window)
     config = replace(preset("spark", delay=round(delay * S)), window=spec, batches=BatchSpec(BatchKind.COLUMN))
     predicted = run(stream, config)
-    emitted = predicted.windows[predicted.windows["reason"] == "WATERMARK"]
-    expected = sorted((int(w.emit_batch), w.key, int(w.start), int(w.end), tuple(sorted(w.ids)))
-                      for w in emitted.itertuples())
-    real = [(e.batch, e.key, e.start, e.end, e.ids) for e in run_native(spark, stream, spec, round(delay * S),
-                                                                         BatchSpec(BatchKind.COLUMN))]
-    assert real == expected
+    real = run_native(spark, stream, spec, round(delay * S), BatchSpec(BatchKind.COLUMN))
+    assert real == emitted_by_watermark(predicted)
     # and what Spark dropped is what the preset calls dropped
-    kept = {i for e in real for i in e[4]}
+    kept = {i for e in real for i in e.ids}
     refused = set(predicted.events.loc[predicted.events["status"] == "dropped", "id"])
     open_ids = {i for w in predicted.windows[predicted.windows["reason"] == "END_OF_STREAM"].itertuples() for i in w.ids}
     if spec.kind.value == "tumbling":
@@ -67,12 +70,8 @@ def test_live_schedule_predicts_spark_with_live_arrivals(spark, seed, window, de
     spec = WindowSpec.parse(window)
     config = replace(preset("spark", delay=round(delay * S), schedule=Schedule.LIVE), window=spec,
                      batches=BatchSpec(BatchKind.COLUMN))
-    predicted = run(stream, config).windows
-    expected = sorted((int(w.emit_batch), w.key, int(w.start), int(w.end), tuple(sorted(w.ids)))
-                      for w in predicted[predicted["reason"] == "WATERMARK"].itertuples())
-    real = [(e.batch, e.key, e.start, e.end, e.ids) for e in run_native(spark, stream, spec, round(delay * S),
-                                                                         BatchSpec(BatchKind.COLUMN), live=True)]
-    assert real == expected
+    real = run_native(spark, stream, spec, round(delay * S), BatchSpec(BatchKind.COLUMN), live=True)
+    assert real == emitted_by_watermark(run(stream, config))
 
 
 def test_live_schedule_differs_from_backlog():
@@ -110,12 +109,8 @@ def test_multiple_watermark_policy(spark, seed, policy, delay):
     scope = Scope.PARTITION_MIN if policy == "min" else Scope.PARTITION_MAX
     config = replace(preset("spark", delay=delay * S, scope=scope), window=spec, batches=BatchSpec(BatchKind.COLUMN))
     predicted = run(stream, config)
-    emitted = predicted.windows[predicted.windows["reason"] == "WATERMARK"]
-    expected = sorted((int(w.emit_batch), w.key, int(w.start), int(w.end), tuple(sorted(w.ids)))
-                      for w in emitted.itertuples())
-    real = [(e.batch, e.key, e.start, e.end, e.ids) for e in run_native(
-        spark, stream, spec, delay * S, BatchSpec(BatchKind.COLUMN), watermark_policy=policy)]
-    assert real == expected
+    real = run_native(spark, stream, spec, delay * S, BatchSpec(BatchKind.COLUMN), watermark_policy=policy)
+    assert real == emitted_by_watermark(predicted)
     lost = predicted.events[predicted.events["status"] == "dropped"]
     if policy == "min":  # the watermark follows the lagging input, whose own times only increase
         assert lost.empty

@@ -151,7 +151,8 @@ class Explorer:
             self.key.options = [ALL_KEYS] + (keys if len(keys) > 1 or keys != [""] else [])
             self.key.value = ALL_KEYS
             hist = delay_histogram(stream)
-            top = max(10.0, np.ceil(hist.quantiles["p99"] * 1.5))
+            self._delay_p99 = hist.quantiles["p99"]
+            top = max(10.0, np.ceil(self._delay_p99 * 1.5))
             for slider in (self.controls.delay, self.controls.allowed):
                 slider.max = float(top)
             with self.histogram.batch_update():
@@ -286,7 +287,7 @@ class Explorer:
         arrival, event_time = ev["arrival_time"].to_numpy() / S, ev["event_time"].to_numpy() / S
         window = max(config.window.size, config.window.gap) / S
         lo = float(min(arrival.min(), event_time.min()))
-        span = max(20 * window, 5 * float(np.percentile(arrival - event_time, 99)))
+        span = max(20 * window, 5 * self._delay_p99)
         layout = self.clocks.layout
         layout.uirevision = f"{self.stream.name}-{len(ev)}"  # a new stream resets the user's zoom
         if float(max(arrival.max(), event_time.max())) - lo > 1.5 * span:

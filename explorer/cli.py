@@ -72,6 +72,15 @@ def _add_config(parser: argparse.ArgumentParser) -> None:
                    help="when a batch's watermark takes effect: live, or backlog (Spark replaying with availableNow)")
 
 
+def _add_engine(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("engine")
+    g.add_argument("--engine", choices=["local", "spark"], default="local",
+                   help="local core (default), or a real Spark Structured Streaming query")
+    g.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
+    g.add_argument("--checkpoint", metavar="DIR",
+                   help="Spark: keep staged input, checkpoint and output here; run again with the same DIR to resume")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m explorer", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -81,6 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config(p_run)
     p_run.add_argument("--format", choices=["json", "table"], default="table")
     p_run.add_argument("--out", metavar="DIR", help="write events.csv, assignments.csv, windows.csv, watermarks.csv and metrics.json")
+    _add_engine(p_run)
 
     p_curve = sub.add_parser("curve", help="completeness and latency over a sweep of delays")
     _add_source(p_curve, required_file=False)
@@ -198,9 +208,27 @@ def _write_out(result: Result, out: Path) -> None:
     print(f"wrote {out}/events.csv, assignments.csv, windows.csv, watermarks.csv, metrics.json (times in µs)")
 
 
+def _run_on_spark(stream: Stream, config: RunConfig, args: argparse.Namespace) -> Result:
+    """The Spark runner with a progress bar on stderr."""
+    from tqdm import tqdm
+
+    from explorer.spark import run_spark, spark_session
+
+    spark = spark_session(args.master)
+    with tqdm(total=None, unit="batch", desc="spark", file=sys.stderr, disable=None) as bar:
+        def progress(p) -> None:
+            bar.total = p.batches
+            bar.update(p.batch - bar.n)
+            bar.set_postfix(rows=p.rows, ms=p.duration_ms)
+        result = run_spark(stream, config, spark, workdir=args.checkpoint, progress=progress)
+    assert result is not None  # a whole run always returns its Result
+    return result
+
+
 def cmd_run(args: argparse.Namespace) -> None:
     config, column = build_config(args)
-    result = run(load_source(args, column), config)
+    stream = load_source(args, column)
+    result = _run_on_spark(stream, config, args) if args.engine == "spark" else run(stream, config)
     if args.out:
         _write_out(result, Path(args.out))
     elif args.format == "json":

@@ -5,7 +5,7 @@ vectorised engine where it applies and the reference engine elsewhere (both give
 """
 
 from explorer.config import RunConfig
-from explorer.core.engine import run_reference
+from explorer.core.assemble import run_reference
 from explorer.core.fast import metrics_fast, run_fast, supports
 from explorer.core.result import Metrics, Reason, Result, Stat, Status
 from explorer.core.summary import summarize

@@ -5,20 +5,27 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
+from pathlib import Path
 
 from explorer.errors import InputError
+
+
+LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 
 
 def spark_session(master: str = "local[2]", app: str = "watermark-explorer"):
     """Get or create the session. Java 17 must be on the PATH."""
     if shutil.which("java") is None:
         raise InputError("Spark needs Java 17: 'java' is not on the PATH")
-    os.environ.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON", "python3"))
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers need this venv: they import explorer
     from pyspark.sql import SparkSession
 
     cores = master[master.find("[") + 1:master.find("]")] if "[" in master else "2"
     session = (SparkSession.builder.master(master).appName(app)
                .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={LOG_CONFIG}")
                .config("spark.sql.shuffle.partitions", cores if cores.isdigit() else "2")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.sql.streaming.stateStore.providerClass",

@@ -72,13 +72,15 @@ def _add_config(parser: argparse.ArgumentParser) -> None:
                    help="when a batch's watermark takes effect: live, or backlog (Spark replaying with availableNow)")
 
 
-def _add_engine(parser: argparse.ArgumentParser) -> None:
+def _add_engine(parser: argparse.ArgumentParser, streaming: bool = True) -> None:
     g = parser.add_argument_group("engine")
     g.add_argument("--engine", choices=["local", "spark"], default="local",
-                   help="local core (default), or a real Spark Structured Streaming query")
+                   help="local core (default), or Spark: " + ("a real Structured Streaming query" if streaming
+                                                               else "the sweep's configurations as Spark tasks"))
     g.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
-    g.add_argument("--checkpoint", metavar="DIR",
-                   help="Spark: keep staged input, checkpoint and output here; run again with the same DIR to resume")
+    if streaming:
+        g.add_argument("--checkpoint", metavar="DIR",
+                       help="keep staged input, checkpoint and output here; run again with the same DIR to resume")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -97,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config(p_curve)
     p_curve.add_argument("--delays", required=True, help="comma-separated, e.g. 0,2,5,10,20,40")
     p_curve.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    _add_engine(p_curve, streaming=False)
 
     p_val = sub.add_parser("validate", help="check an events file and describe it")
     _add_source(p_val, required_file=True)
@@ -246,7 +249,13 @@ def cmd_curve(args: argparse.Namespace) -> None:
         raise InputError(f"--delays: {exc}") from None
     if not delays:
         raise InputError("--delays needs at least one value")
-    rows = curve(stream, config, delays)
+    if args.engine == "spark":
+        from explorer.spark import spark_session
+        from explorer.spark.sweep import curve_on_spark
+
+        rows = curve_on_spark(spark_session(args.master), stream, [config], delays)
+    else:
+        rows = curve(stream, config, delays)
     if args.format == "json":
         print(json.dumps([row.to_dict() for row in rows]))
     elif args.format == "csv":

@@ -3,6 +3,7 @@ state in Spark's state store, gives the local engine's Result table for table â€
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -11,7 +12,6 @@ import pandas as pd
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from explorer import generate, preset
 from explorer.config import BatchSpec, Scope, WindowSpec
@@ -99,3 +99,34 @@ def test_failure_names_the_checkpoint_to_resume_from(spark, tmp_path):
         run_spark(stream, config, spark, workdir=tmp_path)
     message = str(failure.value)
     assert f"--checkpoint {tmp_path}" in message and "\n" not in message
+
+
+def test_spark_sweep_gives_the_local_curve(spark):
+    from explorer.metrics import curve
+    from explorer.spark.sweep import curve_on_spark
+
+    textbook = generate("textbook", events=3000)
+    config = preset("textbook")
+    delays = [d * S // 2 for d in range(9)]
+    assert curve_on_spark(spark, textbook, [config], delays, chunks=3) == curve(textbook, config, delays)
+    idle = generate("idle-key")  # idle timeouts and sessions: the reference engine inside the tasks
+    config = replace(preset("voltsp", idle_timeout=30 * S), window=WindowSpec.parse("session:4"))
+    mixed = [config, config.with_time(strategy=config.time.strategy.__class__("max"))]
+    expected = [row for c in mixed for row in curve(idle, c, delays[:3])]
+    assert curve_on_spark(spark, idle, mixed, delays[:3]) == expected
+
+
+def test_cli_curve_and_run_on_spark(spark, capsys):
+    from explorer.cli import main
+
+    args = ["--synthetic", "voltsp", "--scenario", "3", "--delay", "2"]
+    assert main(["curve", *args[:4], "--delays", "0,2,5"]) == 0
+    local = capsys.readouterr().out
+    assert main(["curve", *args[:4], "--delays", "0,2,5", "--engine", "spark"]) == 0
+    assert capsys.readouterr().out == local
+    assert main(["run", *args, "--format", "json"]) == 0
+    local = json.loads(capsys.readouterr().out)
+    assert main(["run", *args, "--format", "json", "--engine", "spark"]) == 0
+    on_spark = json.loads(capsys.readouterr().out)
+    assert on_spark.pop("engine") == "spark" and local.pop("engine") == "local"
+    assert on_spark == local

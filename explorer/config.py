@@ -30,11 +30,14 @@ class Strategy(str, Enum):
 
     MIN/MAX move once per committed batch to the smallest/largest event time of the batch (VoltSP).
     BOUNDED moves per element to max-seen − bound (003's T = t_max − L, Flink's bounded out-of-orderness).
+    EVENT_CLOCK is Bytewax's EventClock: a timely item (timestamp ≥ watermark) whose timestamp − bound is
+    ahead of the watermark resets it there; in between the watermark advances with the processing clock.
     """
 
     MIN = "min"
     MAX = "max"
     BOUNDED = "bounded"
+    EVENT_CLOCK = "event-clock"
 
 
 class LatenessRule(str, Enum):
@@ -131,6 +134,9 @@ class TimeConfig:
     heartbeat: int = 60 * SECOND  # VoltSP's pipeline heartbeat
     scope: Scope = Scope.KEY
     schedule: Schedule = Schedule.LIVE
+    # Storm's windows are (end − length, end]: an event exactly at a boundary belongs to the window that
+    # ends there, not to the one that starts there. Tumbling and sliding windows only.
+    end_inclusive: bool = False
 
 
 class BatchKind(str, Enum):
@@ -223,6 +229,37 @@ PRESETS: dict[str, Preset] = {
         TimeConfig(strategy=Strategy.MAX, late_policy=LatePolicy.DROP, scope=Scope.GLOBAL,
                    schedule=Schedule.BACKLOG),
         delay_field="delay",
+    ),
+    "flink": Preset(
+        "flink",
+        "Apache Flink (001): forBoundedOutOfOrderness(L) emitted every autoWatermarkInterval (200 ms): Flink's "
+        "watermark is max − L − 1 ms, a window fires when it reaches end − 1 ms and drops an element when "
+        "end − 1 ms + allowedLateness ≤ it; here the effective watermark shows max − L, which decides the same. "
+        "One watermark per operator instance, the min over its parallel inputs (partitions); late elements to "
+        "a side output; allowed lateness re-fires the window with its full contents.",
+        TimeConfig(strategy=Strategy.MAX, scope=Scope.PARTITION_MIN, late_policy=LatePolicy.SIDE_OUTPUT),
+        delay_field="delay",
+        batches=BatchSpec(BatchKind.INTERVAL, interval=200 * SECOND // 1000),
+    ),
+    "bytewax": Preset(
+        "bytewax",
+        "Bytewax (004): EventClock per key. Watermark = largest timely timestamp − wait, advancing with "
+        "processing (arrival) time since that item; an item is late when its timestamp is below the watermark "
+        "and is dropped; windows close when end ≤ watermark, the rest at end of input.",
+        TimeConfig(strategy=Strategy.EVENT_CLOCK, lateness_rule=LatenessRule.TIMESTAMP, late_policy=LatePolicy.DROP),
+        delay_field="bound",
+        batches=BatchSpec(BatchKind.EVENT),
+    ),
+    "storm": Preset(
+        "storm",
+        "Apache Storm (002): every second (processing time) the watermark becomes the min over input streams "
+        "(partitions) of latest timestamp − lag, and only ever advances; windows (end − length, end] are "
+        "evaluated when the watermark reaches their end, empty ones skipped; a tuple behind the last watermark "
+        "is late and dropped; tuples ahead of it wait for later windows.",
+        TimeConfig(strategy=Strategy.MAX, scope=Scope.PARTITION_MIN, lateness_rule=LatenessRule.TIMESTAMP,
+                   late_policy=LatePolicy.DROP, end_inclusive=True),
+        delay_field="delay",
+        batches=BatchSpec(BatchKind.INTERVAL, interval=SECOND),
     ),
 }
 

@@ -75,7 +75,7 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True) -> RunConfig:
     idle = None if fast_only else draw(st.one_of(st.none(), st.integers(1, 30).map(lambda x: x * S)))
     time = TimeConfig(
         time_source=time_source,
-        strategy=draw(st.sampled_from(list(Strategy))),
+        strategy=draw(st.sampled_from([s for s in Strategy if not (fast_only and s is Strategy.EVENT_CLOCK)])),
         bound=draw(seconds),
         delay=draw(seconds),
         allowed_lateness=draw(st.sampled_from([0, 0, S, 5 * S])),
@@ -86,6 +86,7 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True) -> RunConfig:
         heartbeat=draw(st.sampled_from([5 * S, 60 * S])),
         scope=draw(st.sampled_from(list(Scope))),
         schedule=Schedule.LIVE if fast_only else draw(st.sampled_from(list(Schedule))),
+        end_inclusive=window.kind is not WindowKind.SESSION and draw(st.booleans()),
     )
     return RunConfig(window=window, time=time, batches=draw(batch_specs(has_batch)), preset="custom")
 

@@ -92,7 +92,7 @@ def separable_by_key(config: RunConfig) -> bool:
     schedule (a backlog applies every key's pending watermark at every batch, touched or not)."""
     time = config.time
     return (time.scope is Scope.KEY and time.time_source is TimeSource.EVENT and time.idle_timeout is None
-            and time.schedule is Schedule.LIVE)
+            and time.schedule is Schedule.LIVE and time.strategy is not Strategy.EVENT_CLOCK)
 
 
 class Engine:
@@ -108,6 +108,9 @@ class Engine:
         self.all_partitions = sorted(partitions) if self.merged else []
         self.per_key_groups = scope is Scope.KEY and not self.processing
         self.raw: dict[str, int] = {}  # raw watermark per source (key, partition or GLOBAL)
+        self.event_clock = self.time.strategy is Strategy.EVENT_CLOCK and not self.processing
+        self.raw_set_at: dict[str, int] = {}  # event clock: processing time when each source's raw was set
+        self.now = NONE  # event clock: the processing time the watermark is read at
         self.max_seen: dict[str, int] = {}  # per group, for 003's event-time latency
         self.clock = NONE  # processing clock: last commit or heartbeat
         self.global_max_et = NONE
@@ -140,9 +143,16 @@ class Engine:
         if self.processing:
             return self.clock
         if self.merged:
-            marks = [self.raw.get(p, NONE) for p in self.all_partitions]
+            marks = [self.source_raw(p) for p in self.all_partitions]
             return min(marks) if self.time.scope is Scope.PARTITION_MIN else max(marks)
-        return self.raw.get(group, NONE)
+        return self.source_raw(group)
+
+    def source_raw(self, source: str) -> int:
+        """A source's raw watermark now; the event clock's keeps moving with processing time."""
+        raw = self.raw.get(source, NONE)
+        if self.event_clock and raw != NONE:
+            return raw + (self.now - self.raw_set_at[source])
+        return raw
 
     def effective(self, raw: int) -> int:
         return effective_watermark(raw, self.time.delay)
@@ -196,9 +206,9 @@ class Engine:
         if self.spec.kind is WindowKind.SESSION:
             return self.admit_session(t, key, event_id, eff)
         slots = self.key_windows.get(key, {})
-        last = (t // self.spec.slide) * self.spec.slide
-        start = last
-        while start > t - self.spec.size:
+        placed = t - 1 if self.time.end_inclusive else t  # (start, end] as [start, end) one µs on
+        start = (placed // self.spec.slide) * self.spec.slide
+        while start > placed - self.spec.size:
             end = start + self.spec.size
             w = slots.get(start)
             closed = end <= eff or (w is not None and w.fired)
@@ -306,6 +316,24 @@ class Engine:
                 if not w.fired:
                     self.fire(w, Reason.IDLE_TIMEOUT, at, raw)
 
+    def event_clock_passes(self, until: int) -> None:
+        """Between batches an event clock keeps advancing: each window closes at the exact processing time
+        its watermark reaches the end (Bytewax wakes the operator then), stamped with the batch before."""
+        due = []
+        for group, heap in self.fire_heap.items():
+            raw, set_at = self.raw.get(group, NONE), self.raw_set_at.get(group)
+            if raw == NONE or self.merged:
+                continue
+            for end, _, w in heap:
+                if w.alive and not w.fired and w.end == end:
+                    at = set_at + (end + self.time.delay - raw)  # when raw − delay reaches end
+                    if at < until:
+                        due.append((at, w.key, w.start, w))
+        for at, _, _, w in sorted(due, key=lambda d: d[:3]):
+            self.now = at
+            self.fire_ready(at, [self.group_of(w.key)])
+        self.now = until
+
     def next_deadline(self) -> int | None:
         """The earliest processing time at which a heartbeat could change something."""
         candidates = []
@@ -342,7 +370,7 @@ class Engine:
 
     def record_trace(self, sources, at: int, kind: str) -> None:
         for source in sorted(sources):
-            raw = self.clock if self.processing else self.raw.get(source, NONE)
+            raw = self.clock if self.processing else self.source_raw(source)
             self.out.trace.append((self.batch_no, at, source, raw, self.effective(raw), kind))
         if self.merged:
             raw = self.raw_of_group(GLOBAL)
@@ -363,6 +391,8 @@ class Engine:
         commit = int(batch.commit)
         if self.batch_no > 0:
             self.heartbeats(before=int(batch.arrival_time[0]))
+            if self.event_clock:
+                self.event_clock_passes(until=int(batch.arrival_time[0]))
         self.batch_no = batch.number
         batch_min: dict[str, int] = {}
         batch_max: dict[str, int] = {}
@@ -380,12 +410,17 @@ class Engine:
                 self.max_seen[group] = t
             if bounded and t - self.time.bound > self.raw.get(source, NONE):
                 self.raw[source] = t - self.time.bound
+            if self.event_clock:
+                self.now = int(batch.arrival_time[j])
             if source not in batch_min or t < batch_min[source]:
                 batch_min[source] = t
             if source not in batch_max or t > batch_max[source]:
                 batch_max[source] = t
             raw = self.raw_of_group(group)
             admitted, refused, late = self.admit(t, key, batch.ids[j], self.effective(raw))
+            if self.event_clock and t >= self.effective(raw) and t - self.time.bound > self.source_raw(source):
+                self.raw[source] = t - self.time.bound  # a timely item fast-forwards the clock
+                self.raw_set_at[source] = self.now
             if not late:
                 status = Status.ON_TIME.value
             elif refused:
@@ -407,8 +442,10 @@ class Engine:
                 heapq.heappush(self.idle_heap, (last + idle, key))
         # commit
         self.clock = max(self.clock, commit)
+        if self.event_clock:
+            self.now = commit
         if not self.processing:
-            if strategy is not Strategy.BOUNDED:
+            if strategy in (Strategy.MIN, Strategy.MAX):
                 candidates = batch_min if strategy is Strategy.MIN else batch_max
             else:
                 candidates = {}

@@ -32,7 +32,8 @@ def supports(config: RunConfig, stream: Stream | None = None) -> bool:
     """Whether the vectorised engine evaluates this configuration (else the reference engine does)."""
     time = config.time
     ok = (time.time_source is TimeSource.EVENT and config.window.kind is not WindowKind.SESSION
-          and time.idle_timeout is None and time.schedule is Schedule.LIVE)
+          and time.idle_timeout is None and time.schedule is Schedule.LIVE
+          and time.strategy is not Strategy.EVENT_CLOCK)
     if ok and stream is not None and time.scope in (Scope.PARTITION_MIN, Scope.PARTITION_MAX):
         ok = stream.events["partition"].nunique() <= MAX_MERGED_PARTITIONS
     return ok
@@ -176,10 +177,11 @@ class _Fast:
         """Every (event, window) pair, with whether it was late and whether it was admitted."""
         size, slide = self.config.window.size, self.config.window.slide
         per_event = -(-size // slide)
-        last = (self.et // slide) * slide
+        placed = self.et - 1 if self.time.end_inclusive else self.et  # (start, end] as [start, end) one µs on
+        last = (placed // slide) * slide
         j = np.arange(per_event, dtype=np.int64)
         starts = last[:, None] - j[None, :] * slide
-        valid = starts > (self.et - size)[:, None]
+        valid = starts > (placed - size)[:, None]
         event = np.broadcast_to(np.arange(self.n)[:, None], starts.shape)[valid]
         start = starts[valid]
         end = start + size

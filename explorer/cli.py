@@ -14,7 +14,10 @@ import pandas as pd
 
 from explorer.config import (PRESETS, BatchSpec, LatePolicy, LatenessRule, RunConfig, Schedule, Scope, Strategy, TimeSource,
                              WindowSpec, apply_delay, load_yaml_config, preset)
+from explorer.compare import compare, side_config
 from explorer.core import Result, run
+from explorer.export import TARGETS as EXPORT_TARGETS
+from explorer.export import export
 from explorer.errors import InputError
 from explorer.metrics import curve, format_curve_table
 from explorer.streams import GENERATORS, Stream, generate, load_events
@@ -100,6 +103,19 @@ def build_parser() -> argparse.ArgumentParser:
     p_curve.add_argument("--delays", required=True, help="comma-separated, e.g. 0,2,5,10,20,40")
     p_curve.add_argument("--format", choices=["table", "csv", "json"], default="table")
     _add_engine(p_curve, streaming=False)
+
+    p_cmp = sub.add_parser("compare", help="several engines' presets over the same stream, and where they disagree")
+    _add_source(p_cmp, required_file=False)
+    p_cmp.add_argument("--presets", required=True,
+                       help="comma-separated presets, each optionally with overrides: voltsp,voltsp:strategy=max,flink")
+    p_cmp.add_argument("--window", help="shared window for every preset (default tumbling:10)")
+    p_cmp.add_argument("--delay", help="shared delay, read in each preset's own arithmetic")
+    p_cmp.add_argument("--batches", help="shared batching (default: each engine's own)")
+    p_cmp.add_argument("--format", choices=["table", "json"], default="table")
+
+    p_exp = sub.add_parser("export", help="the configuration as a snippet in an engine's own API")
+    _add_config(p_exp)
+    p_exp.add_argument("--to", required=True, choices=list(EXPORT_TARGETS), help="target engine and language")
 
     p_val = sub.add_parser("validate", help="check an events file and describe it")
     _add_source(p_val, required_file=True)
@@ -264,6 +280,39 @@ def cmd_curve(args: argparse.Namespace) -> None:
         print(format_curve_table(rows))
 
 
+def cmd_compare(args: argparse.Namespace) -> None:
+    window = WindowSpec.parse(args.window) if args.window else None
+    delay = parse_duration(args.delay) if args.delay else None
+    batches = BatchSpec.parse(args.batches) if args.batches else None
+    labels = [label.strip() for label in args.presets.split(",") if label.strip()]
+    sides = {label: side_config(label, window, delay, batches) for label in labels}
+    comparison = compare(load_source(args), sides)
+    unit = MICROS[comparison.results[labels[0]].time_unit]
+    if args.format == "json":
+        print(json.dumps({"metrics": {label: r.metrics.to_dict() for label, r in comparison.results.items()},
+                          "disagreements": [d.to_dict(unit) for d in comparison.disagreements]}))
+        return
+    width = max(len(label) for label in labels)
+    print(f"{'preset':<{width}}  completeness  on time  late-upd  side-out  dropped  windows  updates  latency p50")
+    for label, r in comparison.results.items():
+        m = r.metrics
+        p50 = "-" if m.latency_event.p50 is None else f"{m.latency_event.p50:.2f} s"
+        print(f"{label:<{width}}  {m.completeness:>11.2%}  {m.on_time:>7}  {m.late_updated:>8}  {m.side_output:>8}  "
+              f"{m.dropped:>7}  {m.windows_emitted:>7}  {m.updates:>7}  {p50:>11}")
+    print(f"\n{len(comparison.disagreements)} disagreement(s)")
+    for d in comparison.disagreements:
+        what = (f"window {d.key or '-'} [{d.start / unit:g}, {d.end / unit:g})" if d.kind == "window"
+                else f"event {d.event_id} (key {d.key or '-'}, t={d.start / unit:g})")
+        print(f"  {what}")
+        for label, seen in d.seen.items():
+            print(f"    {label:<{width}}  {seen}")
+
+
+def cmd_export(args: argparse.Namespace) -> None:
+    config, _ = build_config(args)
+    print(export(config, args.to), end="")
+
+
 def cmd_validate(args: argparse.Namespace) -> None:
     stream = load_source(args)
     ev = stream.events
@@ -301,7 +350,8 @@ def cmd_generate(args: argparse.Namespace) -> None:
     print(f"wrote {len(frame)} events to {out}")
 
 
-COMMANDS = {"run": cmd_run, "curve": cmd_curve, "validate": cmd_validate, "generate": cmd_generate}
+COMMANDS = {"run": cmd_run, "curve": cmd_curve, "compare": cmd_compare, "export": cmd_export, "validate": cmd_validate,
+            "generate": cmd_generate}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,236 @@
+"""A tuned configuration handed back in the user's own engine: a snippet carrying the window, delay /
+lateness bound, allowed lateness, idle timeout and late-data handling, with a comment for every setting
+the target cannot express (so nothing is silently lost in translation)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import yaml
+
+from explorer.config import (LatePolicy, LatenessRule, RunConfig, Scope, Strategy, TimeSource, WindowKind,
+                             time_config_to_voltsp)
+from explorer.timeutil import format_duration
+
+MS = 1000
+
+
+def _java_duration(micros: int) -> str:
+    if micros % (3600 * 10**6) == 0:
+        return f"Duration.ofHours({micros // (3600 * 10**6)})"
+    if micros % (60 * 10**6) == 0:
+        return f"Duration.ofMinutes({micros // (60 * 10**6)})"
+    if micros % 10**6 == 0:
+        return f"Duration.ofSeconds({micros // 10**6})"
+    return f"Duration.ofMillis({micros // MS})"
+
+
+def _py_timedelta(micros: int) -> str:
+    return f"timedelta(seconds={micros / 10**6:g})"
+
+
+def _spark_interval(micros: int) -> str:
+    return f"{micros / 10**6:g} seconds"
+
+
+def _window_length(config: RunConfig) -> int:
+    return config.window.gap if config.window.kind is WindowKind.SESSION else config.window.size
+
+
+def _watermark_lag(config: RunConfig) -> int:
+    """The one lateness bound most engines have: bound L plus delayWindowClose."""
+    return config.time.bound + config.time.delay
+
+
+def _unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]:
+    """Comments for what the target cannot say."""
+    t = config.time
+    notes = []
+    if "strategy" not in handled and t.strategy is Strategy.MIN:
+        notes.append("MIN_EVENT_TIME (watermark = each batch's smallest event time) has no equivalent; "
+                     "the snippet uses max seen − lag")
+    if "event_clock" not in handled and t.strategy is Strategy.EVENT_CLOCK:
+        notes.append("Bytewax's event clock (watermark advancing with system time) has no equivalent here")
+    if "idle" not in handled and t.idle_timeout is not None:
+        notes.append(f"idle timeout {format_duration(t.idle_timeout)} ({t.idle_clock.value} clock) has no "
+                     f"direct equivalent in {target}")
+    if "allowed" not in handled and t.allowed_lateness:
+        notes.append(f"allowed lateness {format_duration(t.allowed_lateness)} has no equivalent in {target}")
+    if "side_output" not in handled and t.late_policy is LatePolicy.SIDE_OUTPUT:
+        notes.append(f"late events cannot go to a side output in {target}; they are dropped")
+    if "scope" not in handled and t.scope is Scope.KEY:
+        notes.append(f"{target} has no per-key watermark: one watermark serves all keys")
+    if "timestamp_rule" not in handled and t.lateness_rule is LatenessRule.TIMESTAMP:
+        notes.append("'late = timestamp behind the watermark' is not this engine's rule (it drops by window end)")
+    if "end_inclusive" not in handled and t.end_inclusive:
+        notes.append("windows here are [start, end); Storm's are (start, end]")
+    if t.time_source is TimeSource.PROCESSING:
+        notes.append("processing time: no watermark settings apply")
+    return notes
+
+
+def _comment(prefix: str, notes: list[str]) -> str:
+    return "".join(f"{prefix} NOTE: {n}\n" for n in notes)
+
+
+def voltsp_yaml(config: RunConfig) -> str:
+    kinds = {WindowKind.TUMBLING: "tumbling-time-window", WindowKind.SLIDING: "sliding-time-window",
+             WindowKind.SESSION: "session-window"}
+    section: dict = {}
+    if config.window.kind is WindowKind.SESSION:
+        section["gap"] = format_duration(config.window.gap)
+    else:
+        section["windowSpan"] = format_duration(config.window.size)
+        if config.window.kind is WindowKind.SLIDING:
+            section["slide"] = format_duration(config.window.slide)
+    time = config.time
+    notes = _unsupported(config, "VoltSP", {"strategy", "idle", "allowed", "side_output", "scope", "timestamp_rule"})
+    if time.strategy is Strategy.EVENT_CLOCK:
+        time = replace(time, strategy=Strategy.MAX)
+    section["timeConfig"] = time_config_to_voltsp(time)
+    body = yaml.safe_dump({"emitter": {kinds[config.window.kind]: section}}, sort_keys=False)
+    return _comment("#", notes) + body
+
+
+def voltsp_java(config: RunConfig) -> str:
+    t = config.time
+    kinds = {WindowKind.TUMBLING: "tumblingTimeWindow", WindowKind.SLIDING: "slidingTimeWindow",
+             WindowKind.SESSION: "sessionWindow"}
+    lines = [f".aggregateWithWindow(Windows.<Event>{kinds[config.window.kind]}()"]
+    if config.window.kind is WindowKind.SESSION:
+        lines.append(f"    .withGap({_java_duration(config.window.gap)})")
+    else:
+        lines.append(f"    .withWindowSpan({_java_duration(config.window.size)})")
+        if config.window.kind is WindowKind.SLIDING:
+            lines.append(f"    .withSlide({_java_duration(config.window.slide)})")
+    lines.append("    .withKeyExtractor(Event::key)")
+    builder = []
+    if t.time_source is TimeSource.EVENT:
+        builder.append(".withEventTimeExtractor(Event::timestamp)")
+        strategy = {Strategy.MIN: "MIN_EVENT_TIME", Strategy.MAX: "MAX_EVENT_TIME"}.get(t.strategy, "MAX_EVENT_TIME")
+        builder.append(f".withWatermarkStrategy(WatermarkStrategy.{strategy})")
+        if t.delay + (t.bound if t.strategy is not Strategy.MIN else 0):
+            builder.append(f".withDelayWindowClose({_java_duration(t.delay + (t.bound if t.strategy is not Strategy.MIN else 0))})")
+    if t.idle_timeout is not None:
+        builder.append(f".withIdleTimeout({_java_duration(t.idle_timeout)})")
+        builder.append(f".withIdleTimeoutClock(TimeSource.{'EVENT_TIME' if t.idle_clock is TimeSource.EVENT else 'PROCESSING_TIME'})")
+    if builder:
+        lines.append("    .withTimeConfigBuilder(builder -> builder")
+        lines += [f"        {b}" for b in builder]
+        lines.append("    )")
+    lines.append("    .withExceptionHandler((records, context, throwable) -> { /* late events arrive here */ })")
+    lines.append(")")
+    notes = _unsupported(config, "VoltSP", {"strategy", "idle", "side_output", "scope", "timestamp_rule"})
+    return _comment("//", notes) + "\n".join(lines) + "\n"
+
+
+def flink_java(config: RunConfig) -> str:
+    t = config.time
+    lag = _watermark_lag(config)
+    assigner = {WindowKind.TUMBLING: f"TumblingEventTimeWindows.of({_java_duration(config.window.size)})",
+                WindowKind.SLIDING: f"SlidingEventTimeWindows.of({_java_duration(config.window.size)}, "
+                                    f"{_java_duration(config.window.slide)})",
+                WindowKind.SESSION: f"EventTimeSessionWindows.withGap({_java_duration(config.window.gap)})"}
+    lines = ["OutputTag<Event> late = new OutputTag<Event>(\"late\") {};",
+             "WatermarkStrategy<Event> watermarks = WatermarkStrategy",
+             f"    .<Event>forBoundedOutOfOrderness({_java_duration(lag)})",
+             "    .withTimestampAssigner((event, ts) -> event.timestamp)"]
+    if t.idle_timeout is not None:
+        lines.append(f"    .withIdleness({_java_duration(t.idle_timeout)})")
+    lines[-1] += ";"
+    lines += ["stream.assignTimestampsAndWatermarks(watermarks)",
+              "    .keyBy(event -> event.key)",
+              f"    .window({assigner[config.window.kind]})"]
+    if t.allowed_lateness:
+        lines.append(f"    .allowedLateness({_java_duration(t.allowed_lateness)})")
+    if t.late_policy is LatePolicy.SIDE_OUTPUT:
+        lines.append("    .sideOutputLateData(late)")
+    lines.append("    .aggregate(new CountAggregate());")
+    notes = _unsupported(config, "Flink", {"idle", "allowed", "side_output"})
+    if t.idle_timeout is not None:
+        notes.append("withIdleness marks a silent source idle; it does not flush a key's windows as VoltSP's "
+                     "idleTimeout does")
+    return _comment("//", notes) + "\n".join(lines) + "\n"
+
+
+def pyflink(config: RunConfig) -> str:
+    t = config.time
+    lag = _watermark_lag(config)
+
+    def ms(micros: int) -> str:
+        return f"Duration.of_millis({micros // MS})"
+
+    assigner = {WindowKind.TUMBLING: f"TumblingEventTimeWindows.of(Time.milliseconds({config.window.size // MS}))",
+                WindowKind.SLIDING: f"SlidingEventTimeWindows.of(Time.milliseconds({config.window.size // MS}), "
+                                    f"Time.milliseconds({config.window.slide // MS}))",
+                WindowKind.SESSION: f"EventTimeSessionWindows.with_gap(Time.milliseconds({config.window.gap // MS}))"}
+    lines = ["late = OutputTag('late', Types.PICKLED_BYTE_ARRAY())",
+             f"watermarks = (WatermarkStrategy.for_bounded_out_of_orderness({ms(lag)})",
+             "              .with_timestamp_assigner(EventTimestamps())"]
+    if t.idle_timeout is not None:
+        lines.append(f"              .with_idleness({ms(t.idle_timeout)})")
+    lines[-1] += ")"
+    chain = ["stream.assign_timestamps_and_watermarks(watermarks)", ".key_by(lambda e: e.key)",
+             f".window({assigner[config.window.kind]})"]
+    if t.allowed_lateness:
+        chain.append(f".allowed_lateness({t.allowed_lateness // MS})")
+    if t.late_policy is LatePolicy.SIDE_OUTPUT:
+        chain.append(".side_output_late_data(late)")
+    chain.append(".reduce(lambda a, b: a + b)")
+    lines.append("counts = (" + "\n          ".join(chain) + ")")
+    notes = _unsupported(config, "PyFlink", {"idle", "allowed", "side_output"})
+    return _comment("#", notes) + "\n".join(lines) + "\n"
+
+
+def pyspark(config: RunConfig) -> str:
+    lag = config.time.delay + config.time.bound
+    if config.window.kind is WindowKind.SESSION:
+        group = f"F.session_window('ts', '{_spark_interval(config.window.gap)}')"
+    else:
+        group = f"F.window('ts', '{_spark_interval(config.window.size)}', '{_spark_interval(config.window.slide)}')"
+    lines = ["from pyspark.sql import functions as F",
+             "counts = (events",
+             f"          .withWatermark('ts', '{_spark_interval(lag)}')",
+             f"          .groupBy({group}, 'key')",
+             "          .count())",
+             "query = counts.writeStream.outputMode('append')  # emits each window once, when the watermark passes its end"]
+    notes = _unsupported(config, "Spark Structured Streaming", set())
+    return _comment("#", notes) + "\n".join(lines) + "\n"
+
+
+def bytewax(config: RunConfig) -> str:
+    t = config.time
+    wait = t.bound + t.delay
+    if config.window.kind is WindowKind.SESSION:
+        windower = f"SessionWindower(gap={_py_timedelta(config.window.gap)})"
+    elif config.window.kind is WindowKind.SLIDING:
+        windower = (f"SlidingWindower(length={_py_timedelta(config.window.size)}, "
+                    f"offset={_py_timedelta(config.window.slide)}, align_to=ALIGN_TO)")
+    else:
+        windower = f"TumblingWindower(length={_py_timedelta(config.window.size)}, align_to=ALIGN_TO)"
+    lines = ["from datetime import datetime, timedelta, timezone",
+             "import bytewax.operators.windowing as win",
+             "from bytewax.operators.windowing import EventClock, SessionWindower, SlidingWindower, TumblingWindower",
+             "ALIGN_TO = datetime(1970, 1, 1, tzinfo=timezone.utc)",
+             f"clock = EventClock(lambda e: e.timestamp, wait_for_system_duration={_py_timedelta(wait)})",
+             f"windower = {windower}",
+             "counts = win.count_window('count', keyed_stream, clock, windower, key=lambda e: e.key)",
+             "# counts.late holds the items the clock called late (as a stream of their own)"]
+    notes = _unsupported(config, "Bytewax", {"side_output", "event_clock", "scope", "timestamp_rule"})
+    return _comment("#", notes) + "\n".join(lines) + "\n"
+
+
+TARGETS: dict[str, Callable[[RunConfig], str]] = {
+    "voltsp-yaml": voltsp_yaml, "voltsp-java": voltsp_java, "flink-java": flink_java, "pyflink": pyflink,
+    "pyspark": pyspark, "bytewax": bytewax,
+}
+
+
+def export(config: RunConfig, target: str) -> str:
+    """The snippet for ``target`` (one of :data:`TARGETS`)."""
+    from explorer.errors import InputError
+
+    if target not in TARGETS:
+        raise InputError(f"unknown export target {target!r}; use one of {', '.join(TARGETS)}")
+    return TARGETS[target](config)

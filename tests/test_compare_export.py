@@ -1,0 +1,85 @@
+"""Side-by-side comparison of presets, and export of a configuration into each engine's own API."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pandas as pd
+import pytest
+
+from explorer import generate
+from explorer.cli import main
+from explorer.compare import compare, side_config
+from explorer.config import WindowSpec, load_yaml_config, preset
+from explorer.export import TARGETS, export
+from explorer.streams import stream_from_frame
+
+S = 1_000_000
+
+
+def test_min_and_max_disagree_on_e3_in_scenario_3():
+    stream = generate("voltsp", scenario=3)
+    sides = {label: side_config(label) for label in ("voltsp", "voltsp:strategy=max")}
+    found = compare(stream, sides).disagreements
+    events = {d.event_id: d.seen for d in found if d.kind == "event"}
+    assert events == {"e3": {"voltsp": "on time", "voltsp:strategy=max": "side output"}}
+    window = next(d for d in found if d.kind == "window" and d.start == 0)
+    assert "e3" in window.seen["voltsp"] and "e3" not in window.seen["voltsp:strategy=max"]
+
+
+def test_flinks_operator_watermark_refuses_what_per_key_watermarks_keep():
+    """Key a races ahead; key b's event at 5 s arrives after a's at 100 s. One watermark per operator
+    (Flink) has passed b's window; one per key (VoltSP, Bytewax) has not seen b at all."""
+    frame = pd.DataFrame({"id": ["a1", "b1"], "key": ["a", "b"], "event_time": [100.0, 5.0],
+                          "arrival_time": [100.0, 101.0]})
+    stream = stream_from_frame(frame, name="two keys")
+    sides = {name: side_config(name, delay=2 * S) for name in ("voltsp", "flink", "bytewax")}
+    comparison = compare(stream, sides)
+    b1 = next(d for d in comparison.disagreements if d.event_id == "b1")
+    assert b1.seen == {"voltsp": "on time", "flink": "side output", "bytewax": "on time"}
+    assert comparison.results["flink"].metrics.side_output == 1
+
+
+def test_compare_cli_table_json_and_bad_preset(capsys):
+    assert main(["compare", "--synthetic", "voltsp", "--scenario", "3", "--presets", "voltsp,voltsp:strategy=max",
+                 "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out["metrics"]) == {"voltsp", "voltsp:strategy=max"}
+    assert any(d.get("event") == "e3" for d in out["disagreements"])
+    assert main(["compare", "--synthetic", "voltsp", "--presets", "voltsp,storm,spark,flink,bytewax"]) == 0
+    assert "disagreement" in capsys.readouterr().out
+    assert main(["compare", "--synthetic", "voltsp", "--presets", "voltsp,nosuch"]) == 2
+    assert "unknown preset 'nosuch'" in capsys.readouterr().err
+    assert main(["compare", "--synthetic", "voltsp", "--presets", "voltsp:colour=red,flink"]) == 2
+
+
+@pytest.mark.parametrize("target", list(TARGETS))
+def test_export_carries_window_delay_and_notes(target):
+    config = replace(preset("voltsp", delay=7 * S, allowed_lateness=30 * S, idle_timeout=300 * S),
+                     window=WindowSpec.parse("sliding:60:15"))
+    text = export(config, target)
+    assert any(s in text for s in ("60", "1m", "ofMinutes(1)")) and "15" in text  # size and slide
+    assert "7" in text  # the lateness bound
+    if target not in ("voltsp-yaml", "voltsp-java"):
+        assert "NOTE" in text and "per-key" in text or target == "bytewax"
+    if target in ("flink-java", "pyflink"):
+        assert "allowed" in text.lower() and "late" in text
+
+
+def test_voltsp_yaml_export_round_trips(tmp_path):
+    for config in (replace(preset("voltsp", delay=3 * S, idle_timeout=60 * S), window=WindowSpec.parse("session:30")),
+                   preset("voltsp").with_time(strategy=preset("spark").time.strategy)):
+        path = tmp_path / "pipeline.yaml"
+        path.write_text(export(config, "voltsp-yaml"))
+        loaded = load_yaml_config(path).config
+        assert loaded.window == config.window and loaded.time == config.time
+
+
+def test_export_cli(capsys):
+    assert main(["export", "--preset", "flink", "--delay", "4", "--window", "tumbling:1m", "--to", "flink-java"]) == 0
+    out = capsys.readouterr().out
+    assert "forBoundedOutOfOrderness(Duration.ofSeconds(4))" in out and "ofMinutes(1)" in out
+    with pytest.raises(SystemExit) as refused:  # argparse names the valid targets
+        main(["export", "--to", "cobol"])
+    assert refused.value.code == 2 and "voltsp-yaml" in capsys.readouterr().err

@@ -26,6 +26,7 @@ from explorer.metrics import CurveRow, curve
 from explorer.streams import GENERATORS, Stream, generate, load_events, stream_from_frame
 from explorer.timeutil import MICROS
 from explorer.ui.controls import Controls
+from explorer.ui.panels import ComparePanel, ExportPanel, SparkPanel
 from explorer.ui.figures import (ALL_KEYS, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
                                  STATUS_COLORSCALE, STATUS_LABELS, STATUSES, delay_histogram, two_clocks)
 
@@ -61,6 +62,9 @@ class Explorer:
         self.target = W.BoundedFloatText(value=99.0, min=1.0, max=100.0, step=0.5, description="target %",
                                          layout=W.Layout(width="14em"))
         self.suggestion = W.HTML()
+        self.spark_panel = SparkPanel(lambda: self.stream, self.controls.config, lambda: self.result, self.show_result)
+        self.compare_panel = ComparePanel(lambda: self.stream, self.controls.config)
+        self.export_panel = ExportPanel(self.controls.config)
         self._build_data_picker()
         self.clocks = self._clocks_figure()
         self.histogram = self._histogram_figure()
@@ -279,7 +283,14 @@ class Explorer:
         self._cards()
         self._mark_delay(config)
         self._update_curve(config)
+        self.export_panel.refresh()
         self.last_update_ms = (time.perf_counter() - start) * 1000
+
+    def show_result(self, result: Result) -> None:
+        """Draw a Result computed elsewhere (Spark's) over the preview, for the same stream and settings."""
+        self.result = result
+        self._draw()
+        self._cards()
 
     def _frame_view(self, config: RunConfig) -> None:
         """Open on a readable stretch (about 20 windows) of a long stream; zoom out to see it all."""
@@ -304,6 +315,8 @@ class Explorer:
         fig, t = self.clocks, self._trace
         scope = "per key" if self.result.config.time.scope.value == "key" else self.result.config.time.scope.value
         title = f"The two clocks — {self.stream.name}, {self.result.config.window}, watermark {scope}"
+        if self.result.engine != "local":
+            title += f" — computed by {self.result.engine}"
         if upto is not None:
             title += f", up to batch {upto}"
         note = [dict(text=data.note, x=0, y=1.02, xref="paper", yref="paper", showarrow=False, xanchor="left",
@@ -429,8 +442,14 @@ class Explorer:
         target = W.HBox([self.target, self.suggestion])
         right = W.VBox([self.message, self.cards, self.clocks, stepper,
                         W.HBox([self.histogram, self.curve_figure]), target,
-                        W.HTML("<b>Inspector</b>"), self.inspector], layout=W.Layout(flex="1"))
+                        W.HTML("<b>Inspector</b>"), self.inspector, self.panels()], layout=W.Layout(flex="1"))
         return W.HBox([left, right])
+
+    def panels(self) -> W.Accordion:
+        panels = W.Accordion(children=[self.spark_panel.box(), self.compare_panel.box(), self.export_panel.box()])
+        for i, title in enumerate(("Run on Spark", "Compare engines", "Copy config as…")):
+            panels.set_title(i, title)
+        return panels
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget()._repr_mimebundle_(**kwargs)

@@ -1,0 +1,234 @@
+"""The explorer's side panels: run the configuration on Spark, compare engines, copy the config as code.
+
+Each panel gets what it needs as callables (the current stream, config and Result) so it knows nothing of
+the explorer's widgets, and the explorer knows nothing of Spark: the Spark runner is imported only when
+the button is pressed.
+"""
+
+from __future__ import annotations
+
+import html
+import threading
+import time
+from collections.abc import Callable
+
+import ipywidgets as W
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from explorer.compare import Comparison, compare, side_config
+from explorer.config import PRESETS, RunConfig, delay_of
+from explorer.core import Result, run
+from explorer.errors import InputError
+from explorer.export import TARGETS, export
+from explorer.streams import Stream
+from explorer.timeutil import MICROS
+from explorer.ui.figures import STATUS_COLORS
+
+S = MICROS["s"]
+COMPARE_POINTS = 5_000  # events per panel; small multiples are for seeing differences, not every point
+
+
+def differences(a: Result, b: Result) -> list[str]:
+    """Where two Results differ, in words (empty when they agree table for table)."""
+    out = []
+    for table in ("events", "assignments", "windows", "watermarks"):
+        left, right = getattr(a, table), getattr(b, table)
+        if len(left) != len(right):
+            out.append(f"{table}: {len(left)} rows vs {len(right)}")
+            continue
+        for column in left.columns:
+            l, r = left[column].astype(object).to_numpy(), right[column].astype(object).to_numpy()
+            same = np.array([_same(x, y) for x, y in zip(l, r)], dtype=bool)
+            if not same.all():
+                row = int(np.flatnonzero(~same)[0])
+                out.append(f"{table}.{column}: first at row {row} ({l[row]!r} vs {r[row]!r})")
+    if a.metrics != b.metrics:
+        out.append("metrics differ")
+    return out
+
+
+def _same(x, y) -> bool:
+    """Equal values, or both missing (pd.NA, None and NaN alike)."""
+    x_missing = not isinstance(x, tuple) and pd.isna(x)
+    y_missing = not isinstance(y, tuple) and pd.isna(y)
+    if x_missing or y_missing:
+        return x_missing and y_missing
+    return bool(x == y)
+
+
+class SparkPanel:
+    """"Run on Spark": the same configuration as a real Structured Streaming query, in the background,
+    with a progress bar and a cancel button; then a badge saying whether Spark agrees with the preview."""
+
+    def __init__(self, stream: Callable[[], Stream], config: Callable[[], RunConfig],
+                 preview: Callable[[], Result | None], show: Callable[[Result], None]):
+        self._stream, self._config, self._preview, self._show = stream, config, preview, show
+        self.run_button = W.Button(description="Run on Spark", icon="play", button_style="primary")
+        self.cancel_button = W.Button(description="cancel", icon="stop", disabled=True)
+        self.progress = W.IntProgress(value=0, min=0, max=1, description="micro-batches",
+                                      layout=W.Layout(width="26em"))
+        self.status = W.HTML("<i>Runs the current settings as a Spark Structured Streaming query (local[2]); "
+                             "the first run starts Spark (about 10 s).</i>")
+        self.badge = W.HTML()
+        self.result: Result | None = None
+        self.thread: threading.Thread | None = None
+        self._cancel = threading.Event()
+        self.run_button.on_click(self.start)
+        self.cancel_button.on_click(lambda _b: self._cancel.set())
+
+    def start(self, _button=None) -> None:
+        if self.thread is not None and self.thread.is_alive():
+            return
+        stream, config = self._stream(), self._config()
+        self._cancel.clear()
+        self.run_button.disabled, self.cancel_button.disabled = True, False
+        self.progress.value, self.badge.value = 0, ""
+        self.status.value = "starting Spark…"
+        self.thread = threading.Thread(target=self._work, args=(stream, config), daemon=True)
+        self.thread.start()
+
+    def _work(self, stream: Stream, config: RunConfig) -> None:
+        from explorer.spark import run_spark, spark_session
+
+        started = time.perf_counter()
+        try:
+            result = run_spark(stream, config, spark_session(), progress=self._on_progress, cancel=self._cancel)
+        except InputError as error:  # cancelled, or Spark failed: one line with the checkpoint
+            self.status.value = f"<span style='color:#a00'>{html.escape(str(error))}</span>"
+            return
+        finally:
+            self.run_button.disabled, self.cancel_button.disabled = False, True
+        self.result = result
+        seconds = time.perf_counter() - started
+        preview = self._preview()
+        local = preview if preview is not None and preview.engine == "local" and preview.config == config \
+            else run(stream, config)
+        found = differences(local, result)
+        self.status.value = f"Spark finished {self.progress.max} micro-batches in {seconds:.1f} s; showing its Result."
+        if found:
+            items = "".join(f"<li>{html.escape(f)}</li>" for f in found[:8])
+            self.badge.value = (f"<div style='background:#fde;padding:4px'><b>Spark and the preview differ</b>"
+                                f"<ul>{items}</ul></div>")
+        else:
+            self.badge.value = ("<div style='background:#dfd;padding:4px'><b>Spark agrees with the preview</b>: "
+                                f"{len(result.windows)} emissions, {len(result.events)} event statuses and the "
+                                "watermark trace are identical.</div>")
+        self._show(result)
+
+    def _on_progress(self, p) -> None:
+        self.progress.max = p.batches
+        self.progress.value = p.batch
+        wm = "-" if p.watermark is None else f"{p.watermark / S:g} s"
+        self.status.value = f"micro-batch {p.batch}/{p.batches}: {p.rows} rows, watermark {wm}, {p.duration_ms} ms"
+
+    def box(self) -> W.Widget:
+        return W.VBox([W.HBox([self.run_button, self.cancel_button, self.progress]), self.status, self.badge])
+
+
+class ComparePanel:
+    """The same stream under 2–5 presets as small multiples with shared axes, and the list of where they
+    disagree; picking a disagreement rings it in every panel."""
+
+    def __init__(self, stream: Callable[[], Stream], config: Callable[[], RunConfig]):
+        self._stream, self._config = stream, config
+        self.presets = W.SelectMultiple(options=sorted(PRESETS), value=("flink", "voltsp"), rows=6,
+                                        description="presets")
+        self.button = W.Button(description="compare", icon="columns")
+        self.message = W.HTML("<i>Window and delay come from the controls; each preset reads the delay in its "
+                              "own arithmetic.</i>")
+        self.disagreements = W.Select(options=[], rows=8, layout=W.Layout(width="100%"))
+        self.figure = go.FigureWidget()
+        self.comparison: Comparison | None = None
+        self.button.on_click(self.run)
+        self.disagreements.observe(self._on_pick, names="value")
+
+    def run(self, _button=None) -> None:
+        labels = list(self.presets.value)
+        if not 2 <= len(labels) <= 5:
+            self.message.value = "<span style='color:#a00'>pick 2 to 5 presets</span>"
+            return
+        current = self._config()
+        sides = {label: side_config(label, window=current.window, delay=delay_of(current)) for label in labels}
+        self.comparison = compare(self._stream(), sides)
+        self._draw(labels)
+        found = self.comparison.disagreements
+        self.message.value = f"{len(found)} disagreement(s) between {', '.join(labels)}"
+        self.disagreements.options = [(self._describe(i), i) for i in range(len(found))]
+
+    def _describe(self, i: int) -> str:
+        d = self.comparison.disagreements[i]
+        if d.kind == "window":
+            head = f"window {d.key or '-'} [{d.start / S:g}, {d.end / S:g})"
+        else:
+            head = f"event {d.event_id} (t={d.start / S:g})"
+        return head + " — " + " | ".join(f"{label}: {seen}" for label, seen in d.seen.items())
+
+    def _draw(self, labels: list[str]) -> None:
+        fig = make_subplots(rows=1, cols=len(labels), shared_xaxes=True, shared_yaxes=True,
+                            subplot_titles=labels, horizontal_spacing=0.02)
+        for col, label in enumerate(labels, start=1):
+            result = self.comparison.results[label]
+            ev = result.events.iloc[:COMPARE_POINTS]
+            fig.add_trace(go.Scattergl(x=ev["arrival_time"] / S, y=ev["event_time"] / S, mode="markers",
+                                       marker=dict(size=5, color=[STATUS_COLORS[s] for s in ev["status"]]),
+                                       name=label, showlegend=False, text=ev["id"], hoverinfo="text+x+y"),
+                          row=1, col=col)
+            commits = result.watermarks.dropna(subset=["effective"]).drop_duplicates("time", keep="last")
+            fig.add_trace(go.Scatter(x=commits["time"] / S, y=commits["effective"].astype(float) / S,
+                                     mode="lines", line=dict(shape="hv", color="#222"), showlegend=False),
+                          row=1, col=col)
+            fig.add_trace(go.Scatter(x=[], y=[], mode="markers", showlegend=False, name="highlight",
+                                     marker=dict(size=18, symbol="circle-open", color="#d00", line=dict(width=3))),
+                          row=1, col=col)
+        fig.update_layout(height=330, margin=dict(l=40, r=10, t=40, b=30))
+        fig.update_xaxes(title_text="arrival (s)")
+        fig.update_yaxes(title_text="event time (s)", col=1)
+        with self.figure.batch_update():
+            self.figure.data = ()
+            self.figure.layout = fig.layout
+            self.figure.add_traces(list(fig.data))
+
+    def _on_pick(self, change) -> None:
+        if change["new"] is None or self.comparison is None:
+            return
+        self.highlight(int(change["new"]))
+
+    def highlight(self, index: int) -> None:
+        """Ring the disagreement's events (or the window's) in every panel."""
+        d = self.comparison.disagreements[index]
+        rings = [t for t in self.figure.data if t.name == "highlight"]
+        for trace, result in zip(rings, self.comparison.results.values()):
+            ev = result.events
+            if d.kind == "event":
+                picked = ev[ev["id"] == d.event_id]
+            else:
+                picked = ev[(ev["key"] == d.key) & (ev["event_time"] >= d.start) & (ev["event_time"] < d.end)]
+            trace.x, trace.y = (picked["arrival_time"] / S).tolist(), (picked["event_time"] / S).tolist()
+
+    def box(self) -> W.Widget:
+        return W.VBox([W.HBox([self.presets, W.VBox([self.button, self.message])]), self.figure,
+                       self.disagreements])
+
+
+class ExportPanel:
+    """"Copy config as…": the current settings in the chosen engine's API, ready to paste."""
+
+    def __init__(self, config: Callable[[], RunConfig]):
+        self._config = config
+        self.target = W.Dropdown(options=list(TARGETS), value="voltsp-yaml", description="copy as")
+        self.text = W.Textarea(layout=W.Layout(width="100%", height="14em"))
+        self.target.observe(lambda _c: self.refresh(), names="value")
+
+    def refresh(self) -> None:
+        try:
+            self.text.value = export(self._config(), self.target.value)
+        except InputError as error:
+            self.text.value = f"# {error}"
+
+    def box(self) -> W.Widget:
+        self.refresh()
+        return W.VBox([self.target, self.text])
+

@@ -1,0 +1,64 @@
+"""The explorer's panels in the kernel: Run on Spark (real Spark), compare engines, copy config as code."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from explorer import generate
+from explorer.export import export
+from explorer.ui import Explorer
+from explorer.ui.panels import differences
+
+S = 1e6
+
+
+def test_run_on_spark_in_the_background_then_badge_and_redraw(spark):
+    explorer = Explorer(generate("voltsp", scenario=4), "voltsp")
+    explorer.controls.idle.value = 30
+    panel = explorer.spark_panel
+    panel.run_button.click()
+    assert panel.run_button.disabled  # the kernel is free while Spark runs
+    panel.thread.join(300)
+    assert panel.result is not None and panel.result.engine == "spark"
+    assert "agrees" in panel.badge.value, panel.status.value + panel.badge.value
+    assert panel.progress.value == panel.progress.max > 1
+    assert explorer.result is panel.result and "computed by spark" in explorer.clocks.layout.title.text
+    assert not panel.run_button.disabled and panel.cancel_button.disabled
+
+
+def test_differences_names_the_table_and_row():
+    stream = generate("voltsp", scenario=3)
+    a = Explorer(stream, "voltsp").result
+    b = Explorer(stream, "voltsp").result
+    assert differences(a, b) == []
+    b.events.loc[2, "status"] = "dropped"
+    assert any(d.startswith("events.status: first at row 2") for d in differences(a, b))
+
+
+def test_compare_panel_small_multiples_and_highlight():
+    explorer = Explorer(generate("voltsp", scenario=3), "voltsp")
+    panel = explorer.compare_panel
+    panel.presets.value = ("voltsp", "spark", "storm")
+    panel.button.click()
+    titles = [a.text for a in panel.figure.layout.annotations]
+    assert titles == ["voltsp", "spark", "storm"]
+    assert panel.comparison.disagreements and len(panel.disagreements.options) == len(panel.comparison.disagreements)
+    event = next(i for i, d in enumerate(panel.comparison.disagreements) if d.kind == "event")
+    panel.disagreements.value = event
+    rings = [t for t in panel.figure.data if t.name == "highlight"]
+    wanted = panel.comparison.disagreements[event].event_id
+    row = explorer.stream.events.index[explorer.stream.events["id"] == wanted][0]
+    assert len(rings) == 3 and all(list(t.y) == [explorer.stream.events["event_time"][row] / S] for t in rings)
+    panel.presets.value = ("voltsp",)
+    panel.button.click()
+    assert "2 to 5" in panel.message.value
+
+
+def test_copy_config_as_follows_the_controls():
+    explorer = Explorer(generate("voltsp", scenario=3), "voltsp")
+    panel = explorer.export_panel
+    panel.target.value = "flink-java"
+    explorer.controls.delay.value = 4
+    assert panel.text.value == export(explorer.controls.config(), "flink-java")
+    assert "Duration.ofSeconds(4)" in panel.text.value
+    assert np.isfinite(explorer.last_update_ms)

@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test venv check-java bench clean
+.PHONY: lab test venv check-java bench bench-spark clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null || { echo "error: Python 3.11 is needed (found: $(PYTHON))" >&2; exit 1; }
@@ -27,6 +27,9 @@ test: $(STAMP) check-java
 bench: $(STAMP)
 	$(PY) benchmarks/bench_core.py
 	$(PY) benchmarks/bench_ui.py
+
+bench-spark: $(STAMP)
+	$(PY) benchmarks/bench_spark.py
 
 clean:
 	rm -rf $(VENV)

@@ -7,11 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pytest
 import yaml
 from hypothesis import given, settings
 
-from explorer.config import BatchSpec, WindowSpec, preset
+from explorer.config import WindowSpec, preset
 from explorer.core import run
 from explorer.core.engine import Engine
 from explorer.core.assemble import batch_rows

@@ -40,11 +40,11 @@ def differences(a: Result, b: Result) -> list[str]:
             out.append(f"{table}: {len(left)} rows vs {len(right)}")
             continue
         for column in left.columns:
-            l, r = left[column].astype(object).to_numpy(), right[column].astype(object).to_numpy()
-            same = np.array([_same(x, y) for x, y in zip(l, r)], dtype=bool)
+            ours, theirs = left[column].astype(object).to_numpy(), right[column].astype(object).to_numpy()
+            same = np.array([_same(x, y) for x, y in zip(ours, theirs)], dtype=bool)
             if not same.all():
                 row = int(np.flatnonzero(~same)[0])
-                out.append(f"{table}.{column}: first at row {row} ({l[row]!r} vs {r[row]!r})")
+                out.append(f"{table}.{column}: first at row {row} ({ours[row]!r} vs {theirs[row]!r})")
     if a.metrics != b.metrics:
         out.append("metrics differ")
     return out

@@ -137,6 +137,10 @@ class TimeConfig:
     # Storm's windows are (end − length, end]: an event exactly at a boundary belongs to the window that
     # ends there, not to the one that starts there. Tumbling and sliding windows only.
     end_inclusive: bool = False
+    # Bytewax's sessions take an item within `gap` of the session and close once the watermark is *past*
+    # last + gap; modelled as [first, last + gap + 1 µs) joined only by overlap. Others (Spark) merge
+    # sessions [t, t + gap) that overlap or touch and close when last + gap ≤ watermark.
+    session_close_strict: bool = False
 
 
 class BatchKind(str, Enum):
@@ -246,7 +250,8 @@ PRESETS: dict[str, Preset] = {
         "Bytewax (004): EventClock per key. Watermark = largest timely timestamp − wait, advancing with "
         "processing (arrival) time since that item; an item is late when its timestamp is below the watermark "
         "and is dropped; windows close when end ≤ watermark, the rest at end of input.",
-        TimeConfig(strategy=Strategy.EVENT_CLOCK, lateness_rule=LatenessRule.TIMESTAMP, late_policy=LatePolicy.DROP),
+        TimeConfig(strategy=Strategy.EVENT_CLOCK, lateness_rule=LatenessRule.TIMESTAMP, late_policy=LatePolicy.DROP,
+                   session_close_strict=True),
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
     ),

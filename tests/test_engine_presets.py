@@ -143,3 +143,14 @@ def test_flink_lateness_matches_flinks_arithmetic(frame):
     assert ours == outcome
     fired = result.windows[result.windows["reason"] == "WATERMARK"]
     assert sorted(zip(fired["emit_batch"], fired["key"], fired["start"])) == sorted(firings)
+
+
+def test_bytewax_sessions_join_within_the_gap_and_close_past_it():
+    """Gap 4 s, wait 0: a, b, c are 4 s apart and share one session [0, 8]; d is 5.5 s after c and opens its
+    own. The first session closes once the clock is *past* 8 + 4 = 12 s (1 µs after), before d arrives."""
+    frame = pd.DataFrame({"id": ["a", "b", "c", "d"], "event_time": [0.0, 4.0, 8.0, 13.5],
+                          "arrival_time": [0.0, 4.0, 8.0, 13.5]})
+    result = run(stream_from_frame(frame), make_config({"preset": "bytewax", "window": "session:4", "delay": 0}))
+    closed = [(sorted(w.ids), int(w.emit_batch), w.reason, int(w.emit_time)) for w in result.windows.itertuples()]
+    assert closed == [(["a", "b", "c"], 3, "WATERMARK", 12 * S + 1), (["d"], 4, "END_OF_STREAM", int(13.5 * S))]
+    assert result.windows.iloc[0].end == 12 * S + 1  # [first, last + gap + 1 µs)

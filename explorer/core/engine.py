@@ -242,9 +242,13 @@ class Engine:
         """An event opens the session [t, t + gap) and merges with every session it overlaps or touches.
         Touching an emitted (closed) session counts as landing in a closed window, like tumbling windows."""
         gap, allowed = self.spec.gap, self.time.allowed_lateness
-        proto_end = t + gap
+        strict = self.time.session_close_strict
+        proto_end = t + gap + (1 if strict else 0)
         slots = self.key_windows.setdefault(key, {})
-        touching = [w for w in slots.values() if w.start <= proto_end and t <= w.end]
+        if strict:  # Bytewax: within gap of the session (its end here is last + gap + 1 µs)
+            touching = [w for w in slots.values() if w.start < proto_end and t < w.end]
+        else:
+            touching = [w for w in slots.values() if w.start <= proto_end and t <= w.end]
         closed = proto_end <= eff or any(w.fired for w in touching)
         late = closed if self.time.lateness_rule is LatenessRule.WINDOW else t < eff
         if late and not (allowed > 0 and proto_end + allowed > eff):
@@ -327,7 +331,7 @@ class Engine:
             for end, _, w in heap:
                 if w.alive and not w.fired and w.end == end:
                     at = set_at + (end + self.time.delay - raw)  # when raw − delay reaches end
-                    if at < until:
+                    if at <= until:  # Bytewax is woken before it takes the next item
                         due.append((at, w.key, w.start, w))
         for at, _, _, w in sorted(due, key=lambda d: d[:3]):
             self.now = at

@@ -206,13 +206,16 @@ class Engine:
         if self.spec.kind is WindowKind.SESSION:
             return self.admit_session(t, key, event_id, eff)
         slots = self.key_windows.get(key, {})
-        placed = t - 1 if self.time.end_inclusive else t  # (start, end] as [start, end) one µs on
+        end_inclusive = self.time.end_inclusive
+        placed = t - 1 if end_inclusive else t  # (start, end] as [start, end) one µs on
         start = (placed // self.spec.slide) * self.spec.slide
         while start > placed - self.spec.size:
             end = start + self.spec.size
             w = slots.get(start)
             closed = end <= eff or (w is not None and w.fired)
-            late = closed if rule_window else ts_late
+            # (end − length, end] windows: a tuple exactly at the watermark is not behind it, yet its window
+            # has been evaluated; Storm never evaluates that window again, so it is refused, not lost
+            late = closed if rule_window else (ts_late or (end_inclusive and end <= eff))
             if not late:
                 if w is None:
                     w = self.new_window(key, start, end, start)

@@ -190,6 +190,8 @@ class _Fast:
             late = end <= eff
         else:
             late = (self.et < eff_at)[event]
+            if self.time.end_inclusive:  # a tuple at the watermark whose window was already evaluated
+                late |= end <= eff
         allowed = self.time.allowed_lateness
         admitted = ~late | ((end + allowed > eff) if allowed > 0 else np.zeros(len(late), dtype=bool))
         return event, start, end, late, admitted

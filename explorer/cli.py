@@ -69,6 +69,8 @@ def _add_config(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--idle-timeout", help="flush a key's windows after this much silence")
     g.add_argument("--idle-clock", choices=[t.value for t in TimeSource], help="which clock measures silence")
     g.add_argument("--heartbeat", help="pipeline heartbeat interval (default 60s)")
+    g.add_argument("--source-idle-timeout",
+                   help="Flink's withIdleness: a partition this silent leaves the partition-min/max merge")
     g.add_argument("--scope", choices=[s.value for s in Scope], help="who shares a watermark (default key)")
     g.add_argument("--batches", help="event | count:N | interval:T | column")
     g.add_argument("--schedule", choices=[s.value for s in Schedule],
@@ -183,7 +185,7 @@ def build_config(args: argparse.Namespace) -> tuple[RunConfig, str | None]:
         if getattr(args, flag):
             changes[name] = kind(getattr(args, flag))
     for flag, name in {"bound": "bound", "allowed_lateness": "allowed_lateness", "idle_timeout": "idle_timeout",
-                       "heartbeat": "heartbeat"}.items():
+                       "heartbeat": "heartbeat", "source_idle_timeout": "source_idle_timeout"}.items():
         if getattr(args, flag) is not None:
             changes[name] = parse_duration(getattr(args, flag))
     if changes.get("heartbeat", 1) <= 0:

@@ -23,7 +23,7 @@ _ENUM_FIELDS = {"strategy": ("strategy", Strategy), "time": ("time_source", Time
                 "late": ("late_policy", LatePolicy), "lateness_rule": ("lateness_rule", LatenessRule),
                 "idle_clock": ("idle_clock", TimeSource), "schedule": ("schedule", Schedule)}
 _DURATION_FIELDS = {"bound": "bound", "allowed_lateness": "allowed_lateness", "idle_timeout": "idle_timeout",
-                    "heartbeat": "heartbeat"}
+                    "heartbeat": "heartbeat", "source_idle_timeout": "source_idle_timeout"}
 
 
 @dataclass

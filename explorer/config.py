@@ -141,6 +141,9 @@ class TimeConfig:
     # last + gap; modelled as [first, last + gap + 1 µs) joined only by overlap. Others (Spark) merge
     # sessions [t, t + gap) that overlap or touch and close when last + gap ≤ watermark.
     session_close_strict: bool = False
+    # Flink's withIdleness: a partition silent this long (processing time) leaves the min/max merge until it
+    # sends again; the merged watermark never goes back (scope partition-min/max only).
+    source_idle_timeout: int | None = None
 
 
 class BatchKind(str, Enum):

@@ -67,6 +67,9 @@ def _unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]
         notes.append("windows here are [start, end); Storm's are (start, end]")
     if t.time_source is TimeSource.PROCESSING:
         notes.append("processing time: no watermark settings apply")
+    if t.source_idle_timeout is not None and target not in ("Flink", "PyFlink"):
+        notes.append(f"a partition idle for {format_duration(t.source_idle_timeout)} leaving the watermark merge "
+                     f"(Flink's withIdleness) has no equivalent in {target}")
     return notes
 
 
@@ -136,8 +139,8 @@ def flink_java(config: RunConfig) -> str:
              "WatermarkStrategy<Event> watermarks = WatermarkStrategy",
              f"    .<Event>forBoundedOutOfOrderness({_java_duration(lag)})",
              "    .withTimestampAssigner((event, ts) -> event.timestamp)"]
-    if t.idle_timeout is not None:
-        lines.append(f"    .withIdleness({_java_duration(t.idle_timeout)})")
+    if t.source_idle_timeout is not None:
+        lines.append(f"    .withIdleness({_java_duration(t.source_idle_timeout)})")
     lines[-1] += ";"
     lines += ["stream.assignTimestampsAndWatermarks(watermarks)",
               "    .keyBy(event -> event.key)",
@@ -147,10 +150,7 @@ def flink_java(config: RunConfig) -> str:
     if t.late_policy is LatePolicy.SIDE_OUTPUT:
         lines.append("    .sideOutputLateData(late)")
     lines.append("    .aggregate(new CountAggregate());")
-    notes = _unsupported(config, "Flink", {"idle", "allowed", "side_output"})
-    if t.idle_timeout is not None:
-        notes.append("withIdleness marks a silent source idle; it does not flush a key's windows as VoltSP's "
-                     "idleTimeout does")
+    notes = _unsupported(config, "Flink", {"allowed", "side_output"})
     return _comment("//", notes) + "\n".join(lines) + "\n"
 
 
@@ -168,8 +168,8 @@ def pyflink(config: RunConfig) -> str:
     lines = ["late = OutputTag('late', Types.PICKLED_BYTE_ARRAY())",
              f"watermarks = (WatermarkStrategy.for_bounded_out_of_orderness({ms(lag)})",
              "              .with_timestamp_assigner(EventTimestamps())"]
-    if t.idle_timeout is not None:
-        lines.append(f"              .with_idleness({ms(t.idle_timeout)})")
+    if t.source_idle_timeout is not None:
+        lines.append(f"              .with_idleness({ms(t.source_idle_timeout)})")
     lines[-1] += ")"
     chain = ["stream.assign_timestamps_and_watermarks(watermarks)", ".key_by(lambda e: e.key)",
              f".window({assigner[config.window.kind]})"]
@@ -179,7 +179,7 @@ def pyflink(config: RunConfig) -> str:
         chain.append(".side_output_late_data(late)")
     chain.append(".reduce(lambda a, b: a + b)")
     lines.append("counts = (" + "\n          ".join(chain) + ")")
-    notes = _unsupported(config, "PyFlink", {"idle", "allowed", "side_output"})
+    notes = _unsupported(config, "PyFlink", {"allowed", "side_output"})
     return _comment("#", notes) + "\n".join(lines) + "\n"
 
 

@@ -77,9 +77,11 @@ def test_voltsp_yaml_export_round_trips(tmp_path):
 
 
 def test_export_cli(capsys):
-    assert main(["export", "--preset", "flink", "--delay", "4", "--window", "tumbling:1m", "--to", "flink-java"]) == 0
+    assert main(["export", "--preset", "flink", "--delay", "4", "--window", "tumbling:1m", "--source-idle-timeout", "30s",
+                 "--to", "flink-java"]) == 0
     out = capsys.readouterr().out
     assert "forBoundedOutOfOrderness(Duration.ofSeconds(4))" in out and "ofMinutes(1)" in out
+    assert ".withIdleness(Duration.ofSeconds(30));" in out
     with pytest.raises(SystemExit) as refused:  # argparse names the valid targets
         main(["export", "--to", "cobol"])
     assert refused.value.code == 2 and "voltsp-yaml" in capsys.readouterr().err

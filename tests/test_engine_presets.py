@@ -154,3 +154,22 @@ def test_bytewax_sessions_join_within_the_gap_and_close_past_it():
     closed = [(sorted(w.ids), int(w.emit_batch), w.reason, int(w.emit_time)) for w in result.windows.itertuples()]
     assert closed == [(["a", "b", "c"], 3, "WATERMARK", 12 * S + 1), (["d"], 4, "END_OF_STREAM", int(13.5 * S))]
     assert result.windows.iloc[0].end == 12 * S + 1  # [first, last + gap + 1 µs)
+
+
+def test_flink_with_idleness_lets_a_silent_partition_leave_the_min():
+    """Partition P keeps sending; Q sends once at 1 s and falls silent. Without withIdleness the operator's
+    watermark is held at Q's 1 s − L and P's windows wait for the end of input; with withIdleness(5 s), Q
+    leaves the min 5 s after its record and P's windows fire as P's watermark passes them."""
+    times = [float(t) for t in range(0, 40)]
+    frame = pd.DataFrame({"id": [f"p{t:g}" for t in times] + ["q1"], "partition": ["P"] * len(times) + ["Q"],
+                          "event_time": times + [1.0], "arrival_time": times + [1.0]})
+    stream = stream_from_frame(frame)
+    held = run(stream, make_config({"preset": "flink", "delay": 1}))
+    assert set(held.windows["reason"]) == {"END_OF_STREAM"}
+    idle = run(stream, make_config({"preset": "flink", "delay": 1}).with_time(source_idle_timeout=5 * S))
+    fired = idle.windows[idle.windows["reason"] == "WATERMARK"]
+    assert [(w.start, w.end) for w in fired.itertuples()] == [(0, 10 * S), (10 * S, 20 * S), (20 * S, 30 * S)]
+    first = fired.iloc[0]  # fires at the end of the 200 ms period in which P's max reaches 10 s + L
+    assert (first.emit_time, first.watermark, first.effective_watermark) == (11.2 * S, 11 * S, 10 * S)
+    trace = idle.watermarks[idle.watermarks["scope"] == "*"]["watermark"].dropna().tolist()
+    assert trace == sorted(trace)  # the merged watermark never goes back

@@ -92,7 +92,8 @@ def separable_by_key(config: RunConfig) -> bool:
     schedule (a backlog applies every key's pending watermark at every batch, touched or not)."""
     time = config.time
     return (time.scope is Scope.KEY and time.time_source is TimeSource.EVENT and time.idle_timeout is None
-            and time.schedule is Schedule.LIVE and time.strategy is not Strategy.EVENT_CLOCK)
+            and time.schedule is Schedule.LIVE and time.strategy is not Strategy.EVENT_CLOCK
+            and time.source_idle_timeout is None)
 
 
 class Engine:
@@ -111,6 +112,10 @@ class Engine:
         self.event_clock = self.time.strategy is Strategy.EVENT_CLOCK and not self.processing
         self.raw_set_at: dict[str, int] = {}  # event clock: processing time when each source's raw was set
         self.now = NONE  # event clock: the processing time the watermark is read at
+        self.idle_partitions: set[str] = set()  # withIdleness: partitions left out of the merge
+        self.partition_seen: dict[str, int] = {}  # withIdleness: last arrival per partition
+        self.merged_floor = NONE  # withIdleness: the merged watermark so far (it never goes back)
+        self.started = NONE  # first arrival: when silent partitions start counting
         self.max_seen: dict[str, int] = {}  # per group, for 003's event-time latency
         self.clock = NONE  # processing clock: last commit or heartbeat
         self.global_max_et = NONE
@@ -143,9 +148,22 @@ class Engine:
         if self.processing:
             return self.clock
         if self.merged:
-            marks = [self.source_raw(p) for p in self.all_partitions]
-            return min(marks) if self.time.scope is Scope.PARTITION_MIN else max(marks)
+            marks = [self.source_raw(p) for p in self.all_partitions if p not in self.idle_partitions]
+            if self.time.source_idle_timeout is None:
+                return min(marks) if self.time.scope is Scope.PARTITION_MIN else max(marks)
+            if marks:  # idle partitions are left out, and what was merged is never taken back
+                merged = min(marks) if self.time.scope is Scope.PARTITION_MIN else max(marks)
+                self.merged_floor = max(self.merged_floor, merged)
+            return self.merged_floor
         return self.source_raw(group)
+
+    def mark_idle_partitions(self, now: int) -> None:
+        """withIdleness: partitions whose last record (or the start, if none yet) is older than the timeout."""
+        timeout = self.time.source_idle_timeout
+        if timeout is None or not self.merged:
+            return
+        self.idle_partitions = {p for p in self.all_partitions
+                                if self.partition_seen.get(p, self.started) + timeout <= now}
 
     def source_raw(self, source: str) -> int:
         """A source's raw watermark now; the event clock's keeps moving with processing time."""
@@ -413,6 +431,11 @@ class Engine:
             source = self.source_of(key, batch.partitions[j])
             group = self.group_of(key)
             touched_groups.add(group)
+            if self.time.source_idle_timeout is not None and self.merged:
+                arrival = int(batch.arrival_time[j])
+                self.started = arrival if self.started == NONE else self.started
+                self.partition_seen[batch.partitions[j]] = arrival
+                self.idle_partitions.discard(batch.partitions[j])  # a record makes its partition active
             if t > self.max_seen.get(group, NONE):
                 self.max_seen[group] = t
             if bounded and t - self.time.bound > self.raw.get(source, NONE):
@@ -463,6 +486,7 @@ class Engine:
             if w.late_dirty and w.alive:
                 w.late_dirty = False
                 self.emit(w, Reason.LATE_UPDATE, commit, self.raw_of_group(self.group_of(w.key)))
+        self.mark_idle_partitions(commit)  # checked on the periodic emit, as Flink's idleness timer
         groups = list(self.fire_heap) if (self.merged or self.processing) else touched_groups
         self.fire_ready(commit, groups)
         if idle is not None:

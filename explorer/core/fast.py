@@ -33,7 +33,7 @@ def supports(config: RunConfig, stream: Stream | None = None) -> bool:
     time = config.time
     ok = (time.time_source is TimeSource.EVENT and config.window.kind is not WindowKind.SESSION
           and time.idle_timeout is None and time.schedule is Schedule.LIVE
-          and time.strategy is not Strategy.EVENT_CLOCK)
+          and time.strategy is not Strategy.EVENT_CLOCK and time.source_idle_timeout is None)
     if ok and stream is not None and time.scope in (Scope.PARTITION_MIN, Scope.PARTITION_MAX):
         ok = stream.events["partition"].nunique() <= MAX_MERGED_PARTITIONS
     return ok

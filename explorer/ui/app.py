@@ -49,7 +49,6 @@ class Explorer:
         self._curve_rows: list[CurveRow] = []
         self._curve_key = None
         self._rows: dict[str, np.ndarray] = {}
-        self._sent: dict[int, dict] = {}  # what the page has, per trace: unchanged traces are not re-sent
         self.controls = Controls()
         self.message = W.HTML()
         self.cards = W.HTML()
@@ -322,20 +321,20 @@ class Explorer:
             title += f", up to batch {upto}"
         note = [dict(text=data.note, x=0, y=1.02, xref="paper", yref="paper", showarrow=False, xanchor="left",
                      font=dict(size=11, color="#a00"))] if data.note else []
-        colors = {t("diagonal"): "#bbb", t("bands"): "#4C78A8", t("watermark"): "#222", t("effective"): "#E45756"}
         lines = {t("diagonal"): data.diagonal, t("bands"): data.bands, t("watermark"): data.watermark,
                  t("effective"): data.effective}
-        traces = {i: {"x": x, "y": y, "text": [], "marker.color": colors[i]} for i, (x, y) in lines.items()}
+        send(fig, {i: {"x": x, "y": y} for i, (x, y) in lines.items()}, {"title.text": title, "annotations": note})
+        marks = {}
         for reason in REASON_LABELS:
             rows = data.emissions[data.emissions["reason"] == reason]
-            traces[t(reason)] = {"x": rows["x"].to_numpy(), "y": rows["y"].to_numpy(), "text": rows["text"].tolist(),
-                                 "marker.color": REASON_COLORS[reason]}
+            marks[t(reason)] = {"x": rows["x"].to_numpy(), "y": rows["y"].to_numpy(), "text": rows["text"].tolist()}
             self._rows[reason] = rows["row"].to_numpy()
-        traces[t("events")] = {"x": data.events.x, "y": data.events.y, "text": [], "marker.color": data.codes}
-        self._rows["events"] = data.events.rows
-        changed = {i: update for i, update in traces.items() if not _same_update(self._sent.get(i), update)}
-        send(fig, changed, {"title.text": title, "annotations": note})  # one message: the page redraws once
-        self._sent.update(changed)
+        send(fig, marks)
+        events = {"marker.color": data.codes}
+        if not np.array_equal(data.events.rows, self._rows.get("events")):  # positions change with the rows shown
+            events.update(x=data.events.x, y=data.events.y)
+            self._rows["events"] = data.events.rows
+        send(fig, {t("events"): events})
 
     def _cards(self) -> None:
         m = self.result.metrics
@@ -456,25 +455,6 @@ class Explorer:
         return self.widget()._repr_mimebundle_(**kwargs)
 
 
-def _same_update(old: dict | None, new: dict) -> bool:
-    """Whether the page already has exactly these values (so the trace need not be sent again)."""
-    if old is None or old.keys() != new.keys():
-        return False
-    for key, value in new.items():
-        if isinstance(value, str) or isinstance(old[key], str):
-            if old[key] != value:
-                return False
-            continue
-        a, b = np.asarray(old[key]), np.asarray(value)
-        try:
-            same = np.array_equal(a, b, equal_nan=True)
-        except TypeError:  # object arrays (gaps as None, hover text) cannot hold NaN
-            same = np.array_equal(a, b)
-        if not same:
-            return False
-    return True
-
-
 def send(fig: go.FigureWidget, updates: dict[int, dict], layout: dict | None = None) -> None:
     """One message updating several traces that all set the same properties.
 
@@ -482,10 +462,6 @@ def send(fig: go.FigureWidget, updates: dict[int, dict], layout: dict | None = N
     mixed messages lost whole arrays (the events' x/y and the emissions' y never arrived with plotly 7.1),
     so every message here is uniform. The browser test checks the arrays arrive.
     """
-    if not updates:
-        if layout:
-            fig.plotly_relayout(layout)
-        return
     indexes = sorted(updates)
     keys = sorted({key for update in updates.values() for key in update})
     if any(set(updates[i]) != set(keys) for i in indexes):

@@ -142,5 +142,24 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
               f"all {[round(x) for x in latencies]}")
         page.screenshot(path=str(shots / "explorer.png"), full_page=True)
         page.locator(".js-plotly-plot").first.screenshot(path=str(shots / "two-clocks.png"))
+
+        # compare mode: the same stream under two presets, then a disagreement ringed in every panel
+        page.get_by_text("Compare engines", exact=True).click()
+        page.locator("button.jupyter-button", has_text="compare").click()
+        panels = """() => [...document.querySelectorAll('.js-plotly-plot')]
+            .find(p => p.data && p.data.filter(t => t.name === 'highlight').length >= 2)"""
+        page.wait_for_function(f"() => !!({panels})()", timeout=60_000)
+        titles = page.evaluate(f"() => ({panels})().layout.annotations.map(a => a.text)")
+        assert titles == ["flink", "voltsp"]
+        disagreements = page.locator(".widget-select select:not([multiple])")
+        page.wait_for_function(  # per-operator vs per-key watermarks disagree; the list arrives after the plot
+            "() => document.querySelectorAll('.widget-select select:not([multiple]) option').length > 0",
+            timeout=30_000)
+        disagreements.select_option(index=min(12, disagreements.locator("option").count() - 1))
+        page.wait_for_function(
+            f"() => ({panels})().data.filter(t => t.name === 'highlight').every(t => t.x && t.x.length > 0)",
+            timeout=30_000)
+        page.locator(".js-plotly-plot", has=page.locator("text=flink")).first.scroll_into_view_if_needed()
+        page.screenshot(path=str(shots / "compare.png"), full_page=True)
         browser.close()
     assert (shots / "explorer.png").stat().st_size > 10_000

@@ -49,6 +49,9 @@ def test_compare_panel_small_multiples_and_highlight():
     wanted = panel.comparison.disagreements[event].event_id
     row = explorer.stream.events.index[explorer.stream.events["id"] == wanted][0]
     assert len(rings) == 3 and all(list(t.y) == [explorer.stream.events["event_time"][row] / S] for t in rings)
+    lo, hi = panel.figure.layout.xaxis.range  # every panel is framed on it (their x axes match)
+    assert lo <= explorer.stream.events["arrival_time"][row] / S <= hi
+    assert all(len(t.x) > 0 for t in panel.figure.data if t.name == "events")
     panel.presets.value = ("voltsp",)
     panel.button.click()
     assert "2 to 5" in panel.message.value

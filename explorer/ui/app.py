@@ -28,7 +28,7 @@ from explorer.timeutil import MICROS
 from explorer.ui.controls import Controls
 from explorer.ui.panels import ComparePanel, ExportPanel, SparkPanel
 from explorer.ui.figures import (ALL_KEYS, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
-                                 STATUS_COLORSCALE, STATUS_LABELS, STATUSES, delay_histogram, two_clocks)
+                                 STATUS_COLORSCALE, STATUS_LABELS, STATUSES, delay_histogram, send, two_clocks)
 
 S = MICROS["s"]
 MAX_UPLOAD_BYTES = 200 * 1024**2
@@ -453,21 +453,6 @@ class Explorer:
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget()._repr_mimebundle_(**kwargs)
-
-
-def send(fig: go.FigureWidget, updates: dict[int, dict], layout: dict | None = None) -> None:
-    """One message updating several traces that all set the same properties.
-
-    Plotly's batch_update fills the properties a trace leaves alone with "undefined"; in the page such
-    mixed messages lost whole arrays (the events' x/y and the emissions' y never arrived with plotly 7.1),
-    so every message here is uniform. The browser test checks the arrays arrive.
-    """
-    indexes = sorted(updates)
-    keys = sorted({key for update in updates.values() for key in update})
-    if any(set(updates[i]) != set(keys) for i in indexes):
-        raise ValueError("every trace in one message must set the same properties")
-    fig.plotly_update(restyle_data={key: [updates[i][key] for i in indexes] for key in keys},
-                      relayout_data=layout or {}, trace_indexes=indexes)
 
 
 def parse_upload(name: str, content: bytes) -> pd.DataFrame:

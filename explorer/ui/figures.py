@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import plotly.graph_objects as go
 
 from explorer.core import Result
 from explorer.streams import Stream
@@ -202,3 +203,18 @@ def delay_histogram(stream: Stream, bins: int = 60) -> DelayHistogram:
     counts, edges = np.histogram(delay, bins=bins)
     quantiles = {f"p{q}": float(np.percentile(delay, q)) for q in (50, 95, 99)}
     return DelayHistogram((edges[:-1] + edges[1:]) / 2, counts, float(edges[1] - edges[0]), quantiles)
+
+
+def send(fig: go.FigureWidget, updates: dict[int, dict], layout: dict | None = None) -> None:
+    """One message updating several traces that all set the same properties.
+
+    Plotly's batch_update fills the properties a trace leaves alone with "undefined"; in the page such
+    mixed messages lost whole arrays (the events' x/y and the emissions' y never arrived with plotly 7.1),
+    so every message here is uniform. The browser test checks the arrays arrive.
+    """
+    indexes = sorted(updates)
+    keys = sorted({key for update in updates.values() for key in update})
+    if any(set(updates[i]) != set(keys) for i in indexes):
+        raise ValueError("every trace in one message must set the same properties")
+    fig.plotly_update(restyle_data={key: [updates[i][key] for i in indexes] for key in keys},
+                      relayout_data=layout or {}, trace_indexes=indexes)

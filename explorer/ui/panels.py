@@ -25,10 +25,10 @@ from explorer.errors import InputError
 from explorer.export import TARGETS, export
 from explorer.streams import Stream
 from explorer.timeutil import MICROS
-from explorer.ui.figures import STATUS_COLORS
+from explorer.ui.figures import STATUS_COLORS, send
 
 S = MICROS["s"]
-COMPARE_POINTS = 5_000  # events per panel; small multiples are for seeing differences, not every point
+COMPARE_POINTS = 5_000  # events per panel and view; small multiples show a stretch, not every point
 
 
 def differences(a: Result, b: Result) -> list[str]:
@@ -167,29 +167,53 @@ class ComparePanel:
         return head + " — " + " | ".join(f"{label}: {seen}" for label, seen in d.seen.items())
 
     def _draw(self, labels: list[str]) -> None:
-        fig = make_subplots(rows=1, cols=len(labels), shared_xaxes=True, shared_yaxes=True,
-                            subplot_titles=labels, horizontal_spacing=0.02)
+        fig = make_subplots(rows=1, cols=len(labels), shared_yaxes=True, subplot_titles=labels,
+                            horizontal_spacing=0.02)
         for col, label in enumerate(labels, start=1):
             result = self.comparison.results[label]
-            ev = result.events.iloc[:COMPARE_POINTS]
-            fig.add_trace(go.Scattergl(x=ev["arrival_time"] / S, y=ev["event_time"] / S, mode="markers",
-                                       marker=dict(size=5, color=[STATUS_COLORS[s] for s in ev["status"]]),
-                                       name=label, showlegend=False, text=ev["id"], hoverinfo="text+x+y"),
-                          row=1, col=col)
+            fig.add_trace(go.Scattergl(x=[], y=[], mode="markers", name="events", showlegend=False,
+                                       marker=dict(size=6, color=[]), hoverinfo="text+x+y"), row=1, col=col)
             commits = result.watermarks.dropna(subset=["effective"]).drop_duplicates("time", keep="last")
             fig.add_trace(go.Scatter(x=commits["time"] / S, y=commits["effective"].astype(float) / S,
-                                     mode="lines", line=dict(shape="hv", color="#222"), showlegend=False),
-                          row=1, col=col)
+                                     mode="lines", line=dict(shape="hv", color="#E45756", dash="dash"),
+                                     name="effective watermark", showlegend=False), row=1, col=col)
             fig.add_trace(go.Scatter(x=[], y=[], mode="markers", showlegend=False, name="highlight",
                                      marker=dict(size=18, symbol="circle-open", color="#d00", line=dict(width=3))),
                           row=1, col=col)
-        fig.update_layout(height=330, margin=dict(l=40, r=10, t=40, b=30))
-        fig.update_xaxes(title_text="arrival (s)")
+        fig.update_layout(height=360, margin=dict(l=50, r=10, t=40, b=40))
+        fig.update_xaxes(title_text="arrival (s)", matches="x")
         fig.update_yaxes(title_text="event time (s)", col=1)
         with self.figure.batch_update():
             self.figure.data = ()
             self.figure.layout = fig.layout
             self.figure.add_traces(list(fig.data))
+        arrival = self._stream().events["arrival_time"].to_numpy()
+        self.show_range(int(arrival.min()), int(arrival.min()) + 20 * self._window_length())
+
+    def _window_length(self) -> int:
+        window = self._config().window
+        return max(window.size, window.gap)
+
+    def show_range(self, lo: int, hi: int) -> None:
+        """Draw every preset's events that arrived in [lo, hi] (µs) and frame all panels on them: the small
+        multiples show a stretch the eye can compare, not a decimated whole."""
+        events_traces = [i for i, t in enumerate(self.figure.data) if t.name == "events"]
+        updates, y_lo, y_hi = {}, None, None
+        for index, result in zip(events_traces, self.comparison.results.values()):
+            ev = result.events
+            arrival = ev["arrival_time"].to_numpy()
+            shown = ev[(arrival >= lo) & (arrival <= hi)].iloc[:COMPARE_POINTS]
+            y = shown["event_time"].to_numpy() / S
+            updates[index] = {"x": shown["arrival_time"].to_numpy() / S, "y": y, "text": shown["id"].tolist(),
+                              "marker.color": [STATUS_COLORS[s] for s in shown["status"]]}
+            if len(y):
+                y_lo = y.min() if y_lo is None else min(y_lo, y.min())
+                y_hi = y.max() if y_hi is None else max(y_hi, y.max())
+        layout = {"xaxis.range": [lo / S, hi / S]}
+        if y_lo is not None:
+            pad = (y_hi - y_lo) * 0.05 + 1
+            layout["yaxis.range"] = [y_lo - pad, y_hi + pad]
+        send(self.figure, updates, layout)
 
     def _on_pick(self, change) -> None:
         if change["new"] is None or self.comparison is None:
@@ -197,16 +221,19 @@ class ComparePanel:
         self.highlight(int(change["new"]))
 
     def highlight(self, index: int) -> None:
-        """Ring the disagreement's events (or the window's) in every panel."""
+        """Frame every panel on the disagreement and ring its events (or the window's) in each."""
         d = self.comparison.disagreements[index]
-        rings = [t for t in self.figure.data if t.name == "highlight"]
-        for trace, result in zip(rings, self.comparison.results.values()):
-            ev = result.events
-            if d.kind == "event":
-                picked = ev[ev["id"] == d.event_id]
-            else:
-                picked = ev[(ev["key"] == d.key) & (ev["event_time"] >= d.start) & (ev["event_time"] < d.end)]
-            trace.x, trace.y = (picked["arrival_time"] / S).tolist(), (picked["event_time"] / S).tolist()
+        ev = self._stream().events
+        if d.kind == "event":
+            picked = ev[ev["id"] == d.event_id]
+        else:
+            picked = ev[(ev["key"] == d.key) & (ev["event_time"] >= d.start) & (ev["event_time"] < d.end)]
+        if len(picked):
+            margin = 5 * self._window_length()
+            self.show_range(int(picked["arrival_time"].min()) - margin, int(picked["arrival_time"].max()) + margin)
+        rings = [i for i, t in enumerate(self.figure.data) if t.name == "highlight"]
+        x, y = (picked["arrival_time"] / S).tolist(), (picked["event_time"] / S).tolist()
+        send(self.figure, {i: {"x": x, "y": y} for i in rings})
 
     def box(self) -> W.Widget:
         return W.VBox([W.HBox([self.presets, W.VBox([self.button, self.message])]), self.figure,

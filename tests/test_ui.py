@@ -85,7 +85,7 @@ def test_stepper_replays_batches(voltsp):
     assert shown == int((voltsp.result.events["batch"] <= 2).sum()) == 4
     assert all(x <= 8.0 for x in trace(voltsp, "watermark").x if not np.isnan(x))
     voltsp.batch.value = voltsp.batch.max
-    assert sum(len(trace(voltsp, l).x) for l in ("on time", "side output")) == 6
+    assert sum(len(trace(voltsp, label).x) for label in ("on time", "side output")) == 6
 
 
 def test_key_picker_and_bad_controls_show_words():

@@ -65,3 +65,10 @@ def test_copy_config_as_follows_the_controls():
     assert panel.text.value == export(explorer.controls.config(), "flink-java")
     assert "Duration.ofSeconds(4)" in panel.text.value
     assert np.isfinite(explorer.last_update_ms)
+
+
+def test_run_on_spark_says_how_long_before_starting_a_huge_run():
+    explorer = Explorer(generate("textbook", events=2000), "textbook")  # one micro-batch per event
+    panel = explorer.spark_panel
+    panel.run_button.click()
+    assert panel.thread is None and "2,000 micro-batches" in panel.status.value and "count:400" in panel.status.value

@@ -344,7 +344,10 @@ class Explorer:
             return (f"<div style='border:1px solid #ddd;border-radius:6px;padding:4px 10px;margin:2px;min-width:7em'>"
                     f"<div style='font-size:11px;color:#666'>{label}</div><div style='font-size:18px'>{value}</div></div>")
 
-        fmt = lambda v: "-" if v is None else f"{v:.2f} s"
+
+        def fmt(seconds: float | None) -> str:
+            return "-" if seconds is None else f"{seconds:.2f} s"
+
         self.cards.value = "<div style='display:flex;flex-wrap:wrap'>" + "".join([
             card("completeness", f"{m.completeness:.2%}"), card("dropped", f"{m.dropped:,}"),
             card("side output", f"{m.side_output:,}"), card("late, updated", f"{m.late_updated:,}"),

@@ -23,11 +23,13 @@ from explorer.config import PRESETS, RunConfig, delay_of
 from explorer.core import Result, run
 from explorer.errors import InputError
 from explorer.export import TARGETS, export
-from explorer.streams import Stream
+from explorer.streams import Stream, assign_batches
 from explorer.timeutil import MICROS
 from explorer.ui.figures import STATUS_COLORS, send
 
 S = MICROS["s"]
+MAX_SPARK_BATCHES = 300  # above this a run takes minutes; say so before starting one
+SECONDS_PER_MICRO_BATCH = 0.7  # measured on local[2] (benchmarks/RESULTS.md)
 COMPARE_POINTS = 5_000  # events per panel and view; small multiples show a stretch, not every point
 
 
@@ -73,6 +75,7 @@ class SparkPanel:
         self.status = W.HTML("<i>Runs the current settings as a Spark Structured Streaming query (local[2]); "
                              "the first run starts Spark (about 10 s).</i>")
         self.badge = W.HTML()
+        self.anyway = W.Checkbox(value=False, description="run anyway", indent=False)
         self.result: Result | None = None
         self.thread: threading.Thread | None = None
         self._cancel = threading.Event()
@@ -83,6 +86,14 @@ class SparkPanel:
         if self.thread is not None and self.thread.is_alive():
             return
         stream, config = self._stream(), self._config()
+        batches = len(assign_batches(stream, config.batches).commit_time)
+        if batches > MAX_SPARK_BATCHES and not self.anyway.value:
+            minutes = batches * SECONDS_PER_MICRO_BATCH / 60
+            self.status.value = (f"<span style='color:#a00'>These settings make {batches:,} micro-batches, about "
+                                 f"{minutes:,.0f} min on Spark (≈{SECONDS_PER_MICRO_BATCH:g} s each on local[2]). "
+                                 "Coarser micro-batches (e.g. count:400 or interval:10s) give a run of minutes; "
+                                 "or tick 'run anyway'.</span>")
+            return
         self._cancel.clear()
         self.run_button.disabled, self.cancel_button.disabled = True, False
         self.progress.value, self.badge.value = 0, ""
@@ -125,7 +136,8 @@ class SparkPanel:
         self.status.value = f"micro-batch {p.batch}/{p.batches}: {p.rows} rows, watermark {wm}, {p.duration_ms} ms"
 
     def box(self) -> W.Widget:
-        return W.VBox([W.HBox([self.run_button, self.cancel_button, self.progress]), self.status, self.badge])
+        return W.VBox([W.HBox([self.run_button, self.cancel_button, self.progress, self.anyway]), self.status,
+                       self.badge])
 
 
 class ComparePanel:

@@ -131,3 +131,20 @@ def test_upload_is_parsed_as_data_and_mapped(tmp_path):
     explorer.mapping["id"].value = "id"
     explorer._on_use_upload()
     assert "duplicate id" in explorer.message.value
+
+
+@pytest.mark.parametrize("name", sorted(__import__("explorer.config", fromlist=["PRESETS"]).PRESETS))
+def test_every_preset_fills_the_controls_and_draws(name):
+    """One contract over the family: picking any preset fills every control with its rules, the controls
+    read back the same configuration, and the figure is drawn from it."""
+    from explorer.config import preset as make_preset
+
+    explorer = Explorer(generate("voltsp", scenario=3), "voltsp")
+    explorer.controls.preset.value = name
+    config = explorer.controls.config()
+    expected = make_preset(name, delay=0)
+    for field in ("strategy", "scope", "late_policy", "lateness_rule", "end_inclusive", "session_close_strict",
+                  "source_idle_timeout", "schedule"):
+        assert getattr(config.time, field) == getattr(expected.time, field), field
+    assert explorer.result.config == config and explorer.message.value == ""  # no error shown
+    assert len(trace(explorer, "events").x) == 6

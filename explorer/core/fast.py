@@ -291,8 +291,9 @@ class _Fast:
             "latency_processing": emit_time - end_w,
         }, columns=WINDOW_COLUMNS, copy=False)
         if detail:
-            ids_sorted = self.stream.events["id"].to_numpy(dtype=object)[event[order]]
+            ids_sorted = self.stream.events["id"].to_numpy(dtype=object)[event[order]].tolist()
             lo = seg_start[w]
+            # slicing a list, not an object array: about 2× faster; this was the largest part of a 1M redraw
             frame["ids"] = [tuple(ids_sorted[a:a + c]) for a, c in zip(lo.tolist(), cols["count"].tolist())]
             frame = canonical_order(frame)
         return frame, max_open

@@ -29,7 +29,8 @@ class Controls:
         self.time_source = W.ToggleButtons(options=[("event time", "event"), ("processing time", "processing")],
                                            description="time", style={**STYLE, "button_width": "8em"})
         self.strategy = W.Dropdown(options=[("MIN_EVENT_TIME (per batch)", "min"), ("MAX_EVENT_TIME (per batch)", "max"),
-                                            ("bounded (max seen − L, per event)", "bounded")],
+                                            ("bounded (max seen − L, per event)", "bounded"),
+                                            ("event clock (Bytewax: moves with arrival time)", "event-clock")],
                                    description="watermark", style=STYLE, layout=WIDE)
         self.delay = _slider("delay (s)", max_delay)
         self.bound = W.FloatText(value=0.0, step=0.5, description="bound L (s)", style=STYLE, layout=WIDE)
@@ -40,6 +41,8 @@ class Controls:
                                description="late when", style=STYLE, layout=WIDE)
         self.idle = _slider("idle timeout (0=off)", 600.0, step=1.0)
         self.idle_clock = W.Dropdown(options=["processing", "event"], description="idle clock", style=STYLE, layout=WIDE)
+        self.source_idle = W.FloatText(value=0.0, step=1.0, description="partition idle (s, 0=off)", style=STYLE,
+                                       layout=WIDE)  # Flink's withIdleness
         self.window_kind = W.Dropdown(options=[k.value for k in WindowKind], description="window", style=STYLE,
                                       layout=WIDE)
         self.size = W.FloatText(value=10.0, description="size / gap (s)", style=STYLE, layout=WIDE)
@@ -51,7 +54,7 @@ class Controls:
                               description="micro-batches", style=STYLE, layout=WIDE)
         self.all = [self.preset, self.time_source, self.strategy, self.delay, self.bound, self.allowed, self.late,
                     self.rule, self.idle, self.idle_clock, self.window_kind, self.size, self.slide, self.scope,
-                    self.batches]
+                    self.source_idle, self.batches]
 
     def box(self) -> W.VBox:
         return W.VBox([W.HTML("<b>Time configuration</b>"), *self.all])
@@ -80,6 +83,7 @@ class Controls:
             idle_timeout=round(self.idle.value * S) if self.idle.value > 0 else None,
             idle_clock=TimeSource(self.idle_clock.value),
             scope=Scope(self.scope.value),
+            source_idle_timeout=round(self.source_idle.value * S) if self.source_idle.value > 0 else None,
         )
         return apply_delay(config, round(self.delay.value * S))
 
@@ -100,4 +104,5 @@ class Controls:
         self.size.value = (config.window.gap if config.window.kind is WindowKind.SESSION else config.window.size) / S
         self.slide.value = config.window.slide / S
         self.scope.value = t.scope.value
+        self.source_idle.value = (t.source_idle_timeout or 0) / S
         self.batches.value = str(config.batches) if config.batches else ""

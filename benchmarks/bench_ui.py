@@ -26,6 +26,7 @@ def slider_ms(explorer: Explorer, values: list[float]) -> float:
         start = time.perf_counter()
         explorer.controls.delay.value = value
         samples.append(time.perf_counter() - start)
+        explorer.wait_until_settled(30)  # the full frame after the step is not part of the step
     return statistics.median(samples) * 1000
 
 

@@ -110,6 +110,13 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
         handle = page.locator(".widget-hslider", has_text="delay (s)").locator(".noUi-handle")
         handle.click()
         page.evaluate("() => document.addEventListener('keydown', () => { window.__t0 = performance.now(); }, true)")
+        events = """() => {
+          const plot = [...document.querySelectorAll('.js-plotly-plot')]
+              .find(p => p.layout && p.layout.title && String(p.layout.title.text || '').startsWith('The two clocks'));
+          const t = plot.data.find(t => t.name === 'events');
+          return [t.x ? t.x.length : 0, t.y ? t.y.length : 0, t.marker.color ? t.marker.color.length : 0];
+        }"""
+        # while the slider moves a light frame is drawn; once it rests, every event, with its status colour
         latencies = []
         for _ in range(5):
             page.evaluate(f"() => {{ window.__before = JSON.stringify(({EFFECTIVE_Y})()); }}")
@@ -119,6 +126,8 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
                 " if (now !== window.__before) { window.__dt = performance.now() - window.__t0; return true; }"
                 " return false; }", polling="raf", timeout=20_000)
             latencies.append(page.evaluate("() => window.__dt"))
+            # a step, then a look: the light frame comes first, every event once the slider rests
+            page.wait_for_function(f"() => ({events})().every(n => n === 20000)", timeout=20_000)
         after = page.evaluate(EFFECTIVE_Y)
         assert after != before
         markers = page.evaluate("""() => {
@@ -128,13 +137,7 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
           return [t.x ? t.x.length : 0, t.y ? t.y.length : 0];
         }""")
         assert markers[0] > 100 and markers[0] == markers[1]  # every emission marker reached the page whole
-        events = page.evaluate("""() => {
-          const plot = [...document.querySelectorAll('.js-plotly-plot')]
-              .find(p => p.layout && p.layout.title && String(p.layout.title.text || '').startsWith('The two clocks'));
-          const t = plot.data.find(t => t.name === 'events');
-          return [t.x ? t.x.length : 0, t.y ? t.y.length : 0, t.marker.color ? t.marker.color.length : 0];
-        }""")
-        assert events[0] == events[1] == events[2] == 20_000  # every event is drawn, with its status colour
+        page.wait_for_function(f"() => ({events})().every(n => n === 20000)", timeout=20_000)
         # each step is 0.5 s of delay: the effective watermark sits 2.5 s lower where it is above 0
         pairs = [(b, a) for b, a in zip(before, after) if a > 0]
         assert pairs and all(abs((b - a) - 2.5) < 1e-9 for b, a in pairs)

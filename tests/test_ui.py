@@ -148,3 +148,13 @@ def test_every_preset_fills_the_controls_and_draws(name):
         assert getattr(config.time, field) == getattr(expected.time, field), field
     assert explorer.result.config == config and explorer.message.value == ""  # no error shown
     assert len(trace(explorer, "events").x) == 6
+
+
+def test_a_moving_control_draws_a_light_frame_then_every_event():
+    explorer = Explorer(generate("textbook", events=20_000), "textbook")
+    assert len(trace(explorer, "events").x) == 20_000  # opening: the full budget
+    explorer.controls.delay.value = 6.0
+    assert len(trace(explorer, "events").x) <= 5_000
+    assert "showing 5,000 of 20,000 events" in explorer.figure_note
+    explorer.wait_until_settled()
+    assert len(trace(explorer, "events").x) == 20_000 and "events" not in explorer.figure_note

@@ -27,11 +27,16 @@ from explorer.streams import GENERATORS, Stream, generate, load_events, stream_f
 from explorer.timeutil import MICROS
 from explorer.ui.controls import Controls
 from explorer.ui.panels import ComparePanel, ExportPanel, SparkPanel
-from explorer.ui.figures import (ALL_KEYS, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
+from explorer.ui.figures import (POINT_BUDGET, ALL_KEYS, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
                                  STATUS_COLORSCALE, STATUS_LABELS, STATUSES, delay_histogram, send, two_clocks)
 
 S = MICROS["s"]
 MAX_UPLOAD_BYTES = 200 * 1024**2
+# While a control moves, draw at most this many events (every late one first, and the figure says so); the
+# full budget follows once the controls rest. In headless Chromium, without a GPU, redrawing 20k WebGL
+# points takes most of a slider step.
+INTERACTIVE_BUDGET = 5_000
+SETTLE_SECONDS = 0.5
 UPLOAD = "(uploaded file)"
 MAPPED = ("event_time", "arrival_time", "key", "id", "batch", "partition")
 
@@ -49,6 +54,9 @@ class Explorer:
         self._curve_rows: list[CurveRow] = []
         self._curve_key = None
         self._rows: dict[str, np.ndarray] = {}
+        self._draw_lock = threading.RLock()  # the settle timer draws from its own thread
+        self._settle_timer: threading.Timer | None = None
+        self.figure_note = ""
         self.controls = Controls()
         self.message = W.HTML()
         self.cards = W.HTML()
@@ -279,7 +287,10 @@ class Explorer:
             self._quiet = False
         if reset_stepper:
             self._frame_view(config)
-        self._draw()
+            self._draw()
+        else:  # a control moved: a light frame now, every point once the controls rest
+            self._draw(budget=INTERACTIVE_BUDGET)
+            self._settle()
         self._cards()
         self._mark_delay(config)
         self._update_curve(config)
@@ -307,11 +318,37 @@ class Explorer:
         else:
             layout.xaxis.autorange = layout.yaxis.autorange = True
 
-    def _draw(self) -> None:
+    def _settle(self) -> None:
+        """Redraw with the full point budget once no control has moved for SETTLE_SECONDS."""
+        if self._settle_timer is not None:
+            self._settle_timer.cancel()
+        result = self.result
+
+        def full() -> None:
+            with self._draw_lock:
+                if self.result is result:  # nothing newer was drawn meanwhile
+                    self._draw()
+
+        self._settle_timer = threading.Timer(SETTLE_SECONDS, full)
+        self._settle_timer.daemon = True
+        self._settle_timer.start()
+
+    def wait_until_settled(self, timeout: float = 10.0) -> None:
+        """Block until the full redraw after the last control change is done (tests and scripts only)."""
+        timer = self._settle_timer
+        if timer is not None:
+            timer.join(timeout)
+
+    def _draw(self, budget: int = POINT_BUDGET) -> None:
         if self.result is None or self._quiet:
             return
+        with self._draw_lock:
+            self._draw_now(budget)
+
+    def _draw_now(self, budget: int) -> None:
         upto = self.batch.value if self.batch.value < self.batch.max else None
-        data = two_clocks(self.result, key=self.key.value, upto_batch=upto)
+        data = two_clocks(self.result, key=self.key.value, upto_batch=upto, budget=budget)
+        self.figure_note = data.note  # what the figure says it left out (the page shows it as an annotation)
         fig, t = self.clocks, self._trace
         scope = "per key" if self.result.config.time.scope.value == "key" else self.result.config.time.scope.value
         title = f"The two clocks — {self.stream.name}, {self.result.config.window}, watermark {scope}"

@@ -114,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_cmp.add_argument("--delay", help="shared delay, read in each preset's own arithmetic")
     p_cmp.add_argument("--batches", help="shared batching (default: each engine's own)")
     p_cmp.add_argument("--format", choices=["table", "json"], default="table")
+    p_cmp.add_argument("--limit", type=int, default=30, help="disagreements listed in the table (default 30; json lists all)")
 
     p_exp = sub.add_parser("export", help="the configuration as a snippet in an engine's own API")
     _add_config(p_exp)
@@ -301,8 +302,10 @@ def cmd_compare(args: argparse.Namespace) -> None:
         p50 = "-" if m.latency_event.p50 is None else f"{m.latency_event.p50:.2f} s"
         print(f"{label:<{width}}  {m.completeness:>11.2%}  {m.on_time:>7}  {m.late_updated:>8}  {m.side_output:>8}  "
               f"{m.dropped:>7}  {m.windows_emitted:>7}  {m.updates:>7}  {p50:>11}")
-    print(f"\n{len(comparison.disagreements)} disagreement(s)")
-    for d in comparison.disagreements:
+    shown = comparison.disagreements[:max(0, args.limit)]
+    more = len(comparison.disagreements) - len(shown)
+    print(f"\n{len(comparison.disagreements)} disagreement(s)" + (f", the first {len(shown)} listed" if more else ""))
+    for d in shown:
         what = (f"window {d.key or '-'} [{d.start / unit:g}, {d.end / unit:g})" if d.kind == "window"
                 else f"event {d.event_id} (key {d.key or '-'}, t={d.start / unit:g})")
         print(f"  {what}")

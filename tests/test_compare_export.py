@@ -47,8 +47,10 @@ def test_compare_cli_table_json_and_bad_preset(capsys):
     out = json.loads(capsys.readouterr().out)
     assert set(out["metrics"]) == {"voltsp", "voltsp:strategy=max"}
     assert any(d.get("event") == "e3" for d in out["disagreements"])
-    assert main(["compare", "--synthetic", "voltsp", "--presets", "voltsp,storm,spark,flink,bytewax"]) == 0
-    assert "disagreement" in capsys.readouterr().out
+    assert main(["compare", "--synthetic", "textbook", "--events", "2000", "--presets", "voltsp,storm,spark,flink,bytewax",
+                 "--limit", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "disagreement(s), the first 3 listed" in out and out.count("\n  window") + out.count("\n  event") == 3
     assert main(["compare", "--synthetic", "voltsp", "--presets", "voltsp,nosuch"]) == 2
     assert "unknown preset 'nosuch'" in capsys.readouterr().err
     assert main(["compare", "--synthetic", "voltsp", "--presets", "voltsp:colour=red,flink"]) == 2

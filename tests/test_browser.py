@@ -1,8 +1,9 @@
 """The explorer in a real JupyterLab, in Debian's headless Chromium driven by Playwright.
 
 Opens notebooks/explorer.ipynb (a copy, so autosave never touches the repo), runs all cells, moves the
-delay slider with the keyboard and checks that the effective-watermark trace in the page changed.
-Prints the keydown → plot-data latency; WX_SCREENSHOTS=docs/screenshots saves the screenshots there.
+delay slider with the keyboard and checks that the effective-watermark trace in the page changed, then
+compares two engines (a disagreement ringed in each panel) and runs the settings on Spark from the page
+until the agreement badge shows. Prints the keydown → plot-data latency; WX_SCREENSHOTS=docs/screenshots saves the screenshots there.
 """
 
 from __future__ import annotations
@@ -164,5 +165,17 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
             timeout=30_000)
         page.locator(".js-plotly-plot", has=page.locator("text=flink")).first.scroll_into_view_if_needed()
         page.screenshot(path=str(shots / "compare.png"), full_page=True)
+
+        # Run on Spark: ten micro-batches of 2,000 events, in the background, then the agreement badge
+        batches = page.locator(".widget-text", has_text="micro-batches").locator("input")
+        batches.fill("count:2000")
+        batches.press("Enter")
+        page.get_by_text("Run on Spark", exact=True).first.click()
+        page.locator("button.jupyter-button", has_text="Run on Spark").click()
+        page.wait_for_function("() => [...document.querySelectorAll('.widget-html-content')]"
+                               ".some(e => e.textContent.includes('Spark agrees with the preview'))", timeout=240_000)
+        page.wait_for_function("""() => [...document.querySelectorAll('.js-plotly-plot')]
+            .map(p => String((p.layout && p.layout.title && p.layout.title.text) || ''))
+            .some(t => t.startsWith('The two clocks') && t.includes('computed by spark'))""", timeout=30_000)
         browser.close()
     assert (shots / "explorer.png").stat().st_size > 10_000

@@ -83,6 +83,7 @@ def _add_engine(parser: argparse.ArgumentParser, streaming: bool = True) -> None
                    help="local core (default), or Spark: " + ("a real Structured Streaming query" if streaming
                                                                else "the sweep's configurations as Spark tasks"))
     g.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
+    g.add_argument("--spark-ui", action="store_true", help="serve Spark's web UI while it runs (off by default)")
     if streaming:
         g.add_argument("--checkpoint", metavar="DIR",
                        help="keep staged input, checkpoint and output here; run again with the same DIR to resume")
@@ -236,7 +237,7 @@ def _run_on_spark(stream: Stream, config: RunConfig, args: argparse.Namespace) -
 
     from explorer.spark import run_spark, spark_session
 
-    spark = spark_session(args.master)
+    spark = spark_session(args.master, ui=args.spark_ui)
     with tqdm(total=None, unit="batch", desc="spark", file=sys.stderr, disable=None) as bar:
         def progress(p) -> None:
             bar.total = p.batches
@@ -272,7 +273,7 @@ def cmd_curve(args: argparse.Namespace) -> None:
         from explorer.spark import spark_session
         from explorer.spark.sweep import curve_on_spark
 
-        rows = curve_on_spark(spark_session(args.master), stream, [config], delays)
+        rows = curve_on_spark(spark_session(args.master, ui=args.spark_ui), stream, [config], delays)
     else:
         rows = curve(stream, config, delays)
     if args.format == "json":

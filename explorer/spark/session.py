@@ -14,8 +14,9 @@ from explorer.errors import InputError
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 
 
-def spark_session(master: str = "local[2]", app: str = "watermark-explorer"):
-    """Get or create the session. Java 17 must be on the PATH."""
+def spark_session(master: str = "local[2]", app: str = "watermark-explorer", ui: bool = False):
+    """Get or create the session. Java 17 must be on the PATH. ``ui=True`` serves Spark's web UI (port 4040
+    or the next free one) for watching the queries; it is off otherwise, as it only costs time."""
     if shutil.which("java") is None:
         raise InputError("Spark needs Java 17: 'java' is not on the PATH")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # workers need this venv: they import explorer
@@ -23,7 +24,7 @@ def spark_session(master: str = "local[2]", app: str = "watermark-explorer"):
 
     cores = master[master.find("[") + 1:master.find("]")] if "[" in master else "2"
     session = (SparkSession.builder.master(master).appName(app)
-               .config("spark.ui.enabled", "false")
+               .config("spark.ui.enabled", "true" if ui else "false")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={LOG_CONFIG}")
                .config("spark.sql.shuffle.partitions", cores if cores.isdigit() else "2")

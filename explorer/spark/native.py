@@ -78,6 +78,7 @@ def run_native(spark, stream: Stream, window: WindowSpec, delay_us: int,
         for folder in sources.values():
             folder.mkdir()
             inputs.append(spark.readStream.schema("id STRING, key STRING, t LONG").option("maxFilesPerTrigger", 1)
+                          .option("maxFileAge", "3650d")  # the staged files' mtimes are back-dated
                           .json(str(folder))
                           .withColumn("ts", F.timestamp_micros("t"))
                           .withWatermark("ts", f"{delay_us} microseconds"))

@@ -111,7 +111,6 @@ def _stage(stream: Stream, config: RunConfig, folder: Path, stop_after: int | No
                           "commit": batches.commit_time[batches.number - 1], "id": ev["id"].to_numpy(),
                           "key": ev["key"].to_numpy(), "partition": ev["partition"].to_numpy(),
                           "t": arrays.event_time, "arrival": arrays.arrival_time, "last": False})
-    total = n_batches if stop_after is not None else n_batches + 1
     count = min(stop_after, n_batches) if stop_after is not None else n_batches
     base = time.time() - 10 * (n_batches + 2)
     for b in range(count):
@@ -122,7 +121,7 @@ def _stage(stream: Stream, config: RunConfig, folder: Path, stop_after: int | No
                             "commit": int(batches.commit_time[-1]), "id": "", "key": "", "partition": "", "t": 0,
                             "arrival": 0, "last": True})
         _write(folder, n_batches, end, base + 10 * n_batches)
-        return total
+        return n_batches + 1
     return count
 
 
@@ -140,7 +139,10 @@ def _run_query(spark, config: RunConfig, partitions: list[str], folders: dict[st
                listener: "_ProgressListener | None", cancel: threading.Event | None, done: list[int]) -> None:
     from pyspark.sql import functions as F
 
-    source = spark.readStream.schema(INPUT_SCHEMA).option("maxFilesPerTrigger", 1).json(str(folders["input"]))
+    # staged files carry back-dated mtimes (their order); without maxFileAge the source would skip files
+    # more than 7 days "old", i.e. beyond about 60,000 micro-batches
+    source = (spark.readStream.schema(INPUT_SCHEMA).option("maxFilesPerTrigger", 1).option("maxFileAge", "3650d")
+              .json(str(folders["input"])))
     decided = source.groupBy("grp").applyInPandasWithState(
         _step_function(config, partitions), OUTPUT_SCHEMA, STATE_SCHEMA, "append", "NoTimeout")
     observed = decided.observe("wx", F.max("watermark").alias("watermark"))

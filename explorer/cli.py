@@ -12,7 +12,8 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from explorer.config import (PRESETS, BatchSpec, LatePolicy, LatenessRule, RunConfig, Schedule, Scope, Strategy, TimeSource,
+from explorer.config import (DURATION_OPTIONS, ENUM_OPTIONS, PRESETS, BatchSpec, LatePolicy, LatenessRule, RunConfig, Schedule,
+                             Scope, Strategy, TimeSource, time_option,
                              WindowSpec, apply_delay, load_yaml_config, preset)
 from explorer.compare import compare, side_config
 from explorer.core import Result, run
@@ -180,16 +181,10 @@ def build_config(args: argparse.Namespace) -> tuple[RunConfig, str | None]:
     if args.batches:
         config = replace(config, batches=BatchSpec.parse(args.batches))
     changes: dict[str, Any] = {}
-    enum_flags = {"time": ("time_source", TimeSource), "strategy": ("strategy", Strategy), "late": ("late_policy", LatePolicy),
-                  "lateness_rule": ("lateness_rule", LatenessRule), "idle_clock": ("idle_clock", TimeSource),
-                  "scope": ("scope", Scope), "schedule": ("schedule", Schedule)}
-    for flag, (name, kind) in enum_flags.items():
-        if getattr(args, flag):
-            changes[name] = kind(getattr(args, flag))
-    for flag, name in {"bound": "bound", "allowed_lateness": "allowed_lateness", "idle_timeout": "idle_timeout",
-                       "heartbeat": "heartbeat", "source_idle_timeout": "source_idle_timeout"}.items():
-        if getattr(args, flag) is not None:
-            changes[name] = parse_duration(getattr(args, flag))
+    for option in (*ENUM_OPTIONS, *DURATION_OPTIONS):
+        if getattr(args, option) is not None:
+            field_name, value = time_option(option, getattr(args, option))
+            changes[field_name] = value
     if changes.get("heartbeat", 1) <= 0:
         raise InputError("--heartbeat must be positive")
     config = config.with_time(**changes)

@@ -12,19 +12,12 @@ from typing import Any
 
 import pandas as pd
 
-from explorer.config import (BatchSpec, LatePolicy, LatenessRule, RunConfig, Schedule, Scope, Strategy, TimeSource,
-                             WindowSpec, apply_delay, preset)
+from explorer.config import (DURATION_OPTIONS, ENUM_OPTIONS, BatchSpec, RunConfig, WindowSpec, apply_delay, preset,
+                             time_option)
 from explorer.core import Result, run
 from explorer.errors import InputError
 from explorer.streams import Stream
 from explorer.timeutil import parse_duration
-
-_ENUM_FIELDS = {"strategy": ("strategy", Strategy), "time": ("time_source", TimeSource), "scope": ("scope", Scope),
-                "late": ("late_policy", LatePolicy), "lateness_rule": ("lateness_rule", LatenessRule),
-                "idle_clock": ("idle_clock", TimeSource), "schedule": ("schedule", Schedule)}
-_DURATION_FIELDS = {"bound": "bound", "allowed_lateness": "allowed_lateness", "idle_timeout": "idle_timeout",
-                    "heartbeat": "heartbeat", "source_idle_timeout": "source_idle_timeout"}
-
 
 @dataclass
 class Disagreement:
@@ -65,14 +58,12 @@ def side_config(label: str, window: WindowSpec | None = None, delay: int | None 
     for item in overrides:
         field, _, value = item.partition("=")
         field = field.strip().replace("-", "_")
-        if field in _ENUM_FIELDS:
-            target, kind = _ENUM_FIELDS[field]
+        if field in ENUM_OPTIONS or field in DURATION_OPTIONS:
             try:
-                config = config.with_time(**{target: kind(value.strip())})
-            except ValueError:
-                raise InputError(f"{label}: {field} is one of {', '.join(k.value for k in kind)}") from None
-        elif field in _DURATION_FIELDS:
-            config = config.with_time(**{_DURATION_FIELDS[field]: parse_duration(value)})
+                field_name, parsed = time_option(field, value)
+            except InputError as error:
+                raise InputError(f"{label}: {error}") from None
+            config = config.with_time(**{field_name: parsed})
         elif field == "delay":
             config = apply_delay(config, parse_duration(value))
         elif field == "window":

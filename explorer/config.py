@@ -272,6 +272,27 @@ PRESETS: dict[str, Preset] = {
 }
 
 
+# The time options a user sets by name (CLI flags, compare overrides), and the TimeConfig field each sets.
+ENUM_OPTIONS: dict[str, tuple[str, type[Enum]]] = {
+    "time": ("time_source", TimeSource), "strategy": ("strategy", Strategy), "late": ("late_policy", LatePolicy),
+    "lateness_rule": ("lateness_rule", LatenessRule), "idle_clock": ("idle_clock", TimeSource),
+    "scope": ("scope", Scope), "schedule": ("schedule", Schedule)}
+DURATION_OPTIONS = ("bound", "allowed_lateness", "idle_timeout", "heartbeat", "source_idle_timeout")
+
+
+def time_option(name: str, text: str) -> tuple[str, Any]:
+    """A named option's text as (TimeConfig field, value): ('strategy', 'max') → ('strategy', Strategy.MAX)."""
+    if name in ENUM_OPTIONS:
+        field_name, kind = ENUM_OPTIONS[name]
+        try:
+            return field_name, kind(text.strip())
+        except ValueError:
+            raise InputError(f"{name} is one of {', '.join(k.value for k in kind)}") from None
+    if name in DURATION_OPTIONS:
+        return name, parse_duration(text)
+    raise KeyError(name)
+
+
 def preset(name: str, delay: int | None = None, **time_changes: Any) -> RunConfig:
     """A RunConfig from a preset, with ``delay`` read in the preset's own arithmetic."""
     try:

@@ -114,8 +114,9 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
         events = """() => {
           const plot = [...document.querySelectorAll('.js-plotly-plot')]
               .find(p => p.layout && p.layout.title && String(p.layout.title.text || '').startsWith('The two clocks'));
-          const t = plot.data.find(t => t.name === 'events');
-          return [t.x ? t.x.length : 0, t.y ? t.y.length : 0, t.marker.color ? t.marker.color.length : 0];
+          const statuses = plot.data.filter(t => ['on time', 'late, updated', 'side output', 'dropped'].includes(t.name));
+          const count = key => statuses.reduce((n, t) => n + (t[key] ? t[key].length : 0), 0);
+          return [count('x'), count('y')];
         }"""
         # while the slider moves a light frame is drawn; once it rests, every event, with its status colour
         latencies = []

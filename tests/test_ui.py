@@ -15,19 +15,13 @@ S = 1e6
 LABELS = {"on time": "on_time", "late, updated": "late_updated", "side output": "side_output", "dropped": "dropped"}
 
 
-class Shown:
-    def __init__(self, x, y):
-        self.x, self.y = x, y
-
-
 def trace(explorer, name):
-    """A trace by name; for a status, the points of the one events trace whose colour code is that status."""
-    if name in LABELS:
-        events = next(t for t in explorer.clocks.data if t.name == "events")
-        codes = np.asarray(events.marker.color)
-        sel = codes == STATUSES.index(LABELS[name])
-        return Shown(list(np.asarray(events.x)[sel]), list(np.asarray(events.y)[sel]))
     return next(t for t in explorer.clocks.data if t.name == name)
+
+
+def events_drawn(explorer) -> int:
+    """Events drawn over every status trace."""
+    return sum(len(trace(explorer, label).x) for label in LABELS)
 
 
 @pytest.fixture
@@ -77,6 +71,24 @@ def test_inspector_explains_a_late_event_and_a_window(voltsp):
     window_row = int(np.flatnonzero(voltsp.result.windows["start"] == 0)[0])
     text = voltsp.inspect_window(window_row)
     assert "WATERMARK" in text and "e1, e2, e6" in text
+
+
+def test_clicking_a_point_inspects_its_own_event(voltsp):
+    """Each status has its own trace, so a click's point index is looked up in that trace's rows."""
+    from plotly.callbacks import Points
+
+    voltsp.controls.strategy.value = "max"
+    side = trace(voltsp, "side output")
+    side._dispatch_on_click(Points(point_inds=[0], xs=list(side.x), ys=list(side.y), trace_name=side.name,
+                                   trace_index=voltsp.clocks.data.index(side)), None)
+    assert "event e3" in voltsp.inspector.value and "side output" in voltsp.inspector.value
+    on_time = trace(voltsp, "on time")
+    last = len(on_time.x) - 1
+    on_time._dispatch_on_click(Points(point_inds=[last], xs=list(on_time.x), ys=list(on_time.y),
+                                      trace_name=on_time.name, trace_index=voltsp.clocks.data.index(on_time)), None)
+    events = voltsp.result.events
+    expected = events[(events["arrival_time"] / S == on_time.x[last]) & (events["event_time"] / S == on_time.y[last])]
+    assert f"event {expected['id'].iloc[0]}" in voltsp.inspector.value
 
 
 def test_stepper_replays_batches(voltsp):
@@ -147,14 +159,14 @@ def test_every_preset_fills_the_controls_and_draws(name):
                   "source_idle_timeout", "schedule"):
         assert getattr(config.time, field) == getattr(expected.time, field), field
     assert explorer.result.config == config and explorer.message.value == ""  # no error shown
-    assert len(trace(explorer, "events").x) == 6
+    assert events_drawn(explorer) == 6
 
 
 def test_a_moving_control_draws_a_light_frame_then_every_event():
     explorer = Explorer(generate("textbook", events=20_000), "textbook")
-    assert len(trace(explorer, "events").x) == 20_000  # opening: the full budget
+    assert events_drawn(explorer) == 20_000  # opening: the full budget
     explorer.controls.delay.value = 6.0
-    assert len(trace(explorer, "events").x) <= 5_000
+    assert events_drawn(explorer) <= 5_000
     assert "showing 5,000 of 20,000 events" in explorer.figure_note
     explorer.wait_until_settled()
-    assert len(trace(explorer, "events").x) == 20_000 and "events" not in explorer.figure_note
+    assert events_drawn(explorer) == 20_000 and "events" not in explorer.figure_note

@@ -28,7 +28,7 @@ from explorer.timeutil import MICROS
 from explorer.ui.controls import Controls
 from explorer.ui.panels import ComparePanel, ExportPanel, SparkPanel
 from explorer.ui.figures import (POINT_BUDGET, ALL_KEYS, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
-                                 STATUS_COLORSCALE, STATUS_LABELS, STATUSES, delay_histogram, send, two_clocks)
+                                 STATUS_LABELS, STATUSES, delay_histogram, send, two_clocks)
 
 S = MICROS["s"]
 MAX_UPLOAD_BYTES = 200 * 1024**2
@@ -53,7 +53,8 @@ class Explorer:
         self._curve_generation = 0
         self._curve_rows: list[CurveRow] = []
         self._curve_key = None
-        self._rows: dict[str, np.ndarray] = {}
+        self._rows: dict[str, np.ndarray] = {}  # per clickable trace: the Result row of each drawn point
+        self._sent_title = ""  # as last sent: an unchanged title is not resent
         self._draw_lock = threading.RLock()  # the settle timer draws from its own thread
         self._settle_timer: threading.Timer | None = None
         self.figure_note = ""
@@ -156,7 +157,6 @@ class Explorer:
     def _load_stream(self, stream: Stream, reset: bool) -> None:
         self.stream = stream
         self._curve_key = None
-        self._rows.pop("events", None)
         keys = stream.keys
         self._quiet = True
         try:
@@ -187,31 +187,31 @@ class Explorer:
         # outlines, not fills: filling 1,000 WebGL polygons made every redraw ~5× slower in the browser
         fig.add_scattergl(name="windows", mode="lines", line=dict(color="rgba(76,120,168,0.45)", width=1),
                           hoverinfo="skip")
-        fig.add_scattergl(name="events", mode="markers", showlegend=False,
-                          marker=dict(color=[], colorscale=STATUS_COLORSCALE, cmin=0, cmax=len(STATUSES), size=6,
-                                      opacity=0.8),
-                          hovertemplate="arrival %{x:.2f}<br>event %{y:.2f}<extra>event (click to inspect)</extra>")
-        for name in STATUSES:  # legend entries for the colours of the one events trace
-            fig.add_scattergl(name=STATUS_LABELS[name], mode="markers", x=[None], y=[None], hoverinfo="skip",
-                              marker=dict(color=STATUS_COLORS[name], size=8))
+        # one WebGL trace per status, each one colour: a per-point colour array costs Plotly a colour parse per
+        # point on every redraw (about 300 ms for 20k events in the browser, far more than sending positions)
+        for name in STATUSES:
+            fig.add_scattergl(name=STATUS_LABELS[name], mode="markers",
+                              marker=dict(color=STATUS_COLORS[name], size=6, opacity=0.8),
+                              hovertemplate="arrival %{x:.2f}<br>event %{y:.2f}<extra>event (click to inspect)</extra>")
         fig.add_scattergl(name="watermark", mode="lines", line=dict(color="#222", shape="hv", width=2))
         fig.add_scattergl(name="effective watermark", mode="lines", line=dict(color="#E45756", shape="hv", dash="dash"))
         for reason, label in REASON_LABELS.items():
             fig.add_scattergl(name=label, mode="markers", hovertemplate="%{text}<extra>emitted</extra>",
                               marker=dict(color=REASON_COLORS[reason], symbol=REASON_SYMBOLS[reason], size=10,
                                           line=dict(width=1, color="#222")))
-        fig.update_layout(height=560, margin=dict(l=60, r=20, t=50, b=50), title="The two clocks",
+        fig.update_layout(height=560, margin=dict(l=60, r=20, t=72, b=50), title="The two clocks",
                           xaxis_title="arrival (processing) time, s", yaxis_title="event time, s",
                           legend=dict(orientation="h", y=-0.15), hovermode="closest", uirevision="keep")
         fig.update_layout(legend_itemclick=False, legend_itemdoubleclick=False)
-        fig.data[self._trace("events")].on_click(self._on_event_click)
+        for name in STATUSES:
+            fig.data[self._trace(name)].on_click(self._on_event_click)
         for reason in REASON_LABELS:
             fig.data[self._trace(reason)].on_click(self._on_window_click)
         return fig
 
     @staticmethod
     def _trace(name: str) -> int:
-        order = ["diagonal", "bands", "events", *STATUSES, "watermark", "effective", *REASON_LABELS]
+        order = ["diagonal", "bands", *STATUSES, "watermark", "effective", *REASON_LABELS]
         return order.index(name)
 
     def _histogram_figure(self) -> go.FigureWidget:
@@ -348,7 +348,7 @@ class Explorer:
     def _draw_now(self, budget: int) -> None:
         upto = self.batch.value if self.batch.value < self.batch.max else None
         data = two_clocks(self.result, key=self.key.value, upto_batch=upto, budget=budget)
-        self.figure_note = data.note  # what the figure says it left out (the page shows it as an annotation)
+        self.figure_note = data.note  # what the figure says it left out (the page shows it under the title)
         fig, t = self.clocks, self._trace
         scope = "per key" if self.result.config.time.scope.value == "key" else self.result.config.time.scope.value
         title = f"The two clocks — {self.stream.name}, {self.result.config.window}, watermark {scope}"
@@ -356,22 +356,20 @@ class Explorer:
             title += f" — computed by {self.result.engine}"
         if upto is not None:
             title += f", up to batch {upto}"
-        note = [dict(text=data.note, x=0, y=1.02, xref="paper", yref="paper", showarrow=False, xanchor="left",
-                     font=dict(size=11, color="#a00"))] if data.note else []
+        if data.note:  # in the title, not an annotation: a new annotation makes Plotly lay the figure out again
+            title += f"<br><span style='font-size:11px;color:#a00'>{html.escape(data.note)}</span>"
         lines = {t("diagonal"): data.diagonal, t("bands"): data.bands, t("watermark"): data.watermark,
                  t("effective"): data.effective}
-        send(fig, {i: {"x": x, "y": y} for i, (x, y) in lines.items()}, {"title.text": title, "annotations": note})
-        marks = {}
+        updates = {i: {"x": x, "y": y, "text": None} for i, (x, y) in lines.items()}
+        for name, points in data.events.items():
+            updates[t(name)] = {"x": points.x, "y": points.y, "text": None}
+            self._rows[name] = points.rows
         for reason in REASON_LABELS:
             rows = data.emissions[data.emissions["reason"] == reason]
-            marks[t(reason)] = {"x": rows["x"].to_numpy(), "y": rows["y"].to_numpy(), "text": rows["text"].tolist()}
+            updates[t(reason)] = {"x": rows["x"].to_numpy(), "y": rows["y"].to_numpy(), "text": rows["text"].tolist()}
             self._rows[reason] = rows["row"].to_numpy()
-        send(fig, marks)
-        events = {"marker.color": data.codes}
-        if not np.array_equal(data.events.rows, self._rows.get("events")):  # positions change with the rows shown
-            events.update(x=data.events.x, y=data.events.y)
-            self._rows["events"] = data.events.rows
-        send(fig, {t("events"): events})
+        send(fig, updates, {"title.text": title} if title != self._sent_title else None)  # one redraw per frame
+        self._sent_title = title
 
     def _cards(self) -> None:
         m = self.result.metrics
@@ -452,9 +450,9 @@ class Explorer:
 
     # --- the inspector --------------------------------------------------------------------------
     def _on_event_click(self, trace, points, selector) -> None:
-        if not points.point_inds:
-            return
-        self.inspect_event(int(self._rows["events"][points.point_inds[0]]))
+        if points.point_inds:
+            status = next(s for s in STATUSES if self.clocks.data[self._trace(s)] is trace)
+            self.inspect_event(int(self._rows[status][points.point_inds[0]]))
 
     def _on_window_click(self, trace, points, selector) -> None:
         if points.point_inds:

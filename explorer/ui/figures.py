@@ -42,18 +42,11 @@ class Points:
     rows: np.ndarray  # event rows (for clicks → inspector)
 
 
-STATUS_CODES = {name: code for code, name in enumerate(STATUSES)}
-# a discrete colour scale over the status codes 0..3, so one WebGL trace draws every event
-STATUS_COLORSCALE = [c for code, name in enumerate(STATUSES)
-                     for c in ([code / 4, STATUS_COLORS[name]], [(code + 1) / 4, STATUS_COLORS[name]])]
-
-
 @dataclass
 class TwoClocks:
     """Everything the two-clocks figure draws, for one Result, key filter and batch limit."""
 
-    events: Points  # every shown event; ``codes`` says its status
-    codes: np.ndarray
+    events: dict[str, Points]  # the shown events of each status: one WebGL trace per status, one colour each
     shown: int
     total: int
     watermark: tuple[np.ndarray, np.ndarray]
@@ -89,8 +82,9 @@ def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = Non
     shown_rows = sample_rows(rows, status, budget)
     arrival = seconds(ev["arrival_time"].to_numpy())
     event_time = seconds(ev["event_time"].to_numpy())
-    points = Points(arrival[shown_rows], event_time[shown_rows], shown_rows)
-    codes = pd.Series(status[shown_rows]).map(STATUS_CODES).to_numpy(dtype=np.int8)
+    shown_status = status[shown_rows]
+    points = {name: Points(arrival[rows_of], event_time[rows_of], rows_of)
+              for name in STATUSES for rows_of in [shown_rows[shown_status == name]]}
     notes = [] if len(shown_rows) == len(rows) else [
         f"showing {len(shown_rows):,} of {len(rows):,} events (all late ones, an even sample of the rest)"]
     wm, eff = watermark_steps(result, key, upto_batch)
@@ -109,7 +103,7 @@ def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = Non
         emitted = emitted.iloc[keep]
     lo = float(min(arrival.min(), event_time.min())) if len(ev) else 0.0
     hi = float(max(arrival.max(), event_time.max())) if len(ev) else 1.0
-    return TwoClocks(points, codes, len(shown_rows), len(rows), wm, eff, window_bands(result, emitted),
+    return TwoClocks(points, len(shown_rows), len(rows), wm, eff, window_bands(result, emitted),
                      emission_markers(emitted), ([lo, hi], [lo, hi]), "; ".join(notes))
 
 

@@ -11,7 +11,8 @@ import html
 import io
 import threading
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 
 import ipywidgets as W
@@ -28,7 +29,8 @@ from explorer.timeutil import MICROS
 from explorer.ui.controls import Controls
 from explorer.ui.panels import ComparePanel, ExportPanel, SparkPanel
 from explorer.ui.figures import (POINT_BUDGET, ALL_KEYS, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
-                                 STATUS_LABELS, STATUSES, delay_histogram, send, two_clocks)
+                                 STATUS_LABELS, STATUSES, TwoClocks, delay_histogram, send, two_clocks)
+from explorer.ui.prefetch import Prefetcher
 
 S = MICROS["s"]
 MAX_UPLOAD_BYTES = 200 * 1024**2
@@ -37,6 +39,18 @@ MAX_UPLOAD_BYTES = 200 * 1024**2
 # points takes most of a slider step.
 INTERACTIVE_BUDGET = 5_000
 SETTLE_SECONDS = 0.5
+# Frames of the neighbouring slider positions are computed ahead only for streams up to this size: a
+# guessed Result of a million events would take seconds of CPU and hundreds of MiB for nothing.
+PREFETCH_MAX_EVENTS = 200_000
+
+
+@dataclass
+class Frame:
+    """A Result and its light two-clocks frame for one key filter: what a slider step draws."""
+
+    result: Result
+    light: TwoClocks
+    key: str
 UPLOAD = "(uploaded file)"
 MAPPED = ("event_time", "arrival_time", "key", "id", "batch", "partition")
 
@@ -57,6 +71,10 @@ class Explorer:
         self._sent_title = ""  # as last sent: an unchanged title is not resent
         self._draw_lock = threading.RLock()  # the settle timer draws from its own thread
         self._settle_timer: threading.Timer | None = None
+        self._frames: Prefetcher[Frame] | None = None
+        self._frame: Frame | None = None  # the frame self.result came in, with its light two-clocks data
+        self._moving: tuple[str, int] = ("delay", 1)  # the slider that moved last and its direction
+        self._prefetch_wanted = False
         self.figure_note = ""
         self.controls = Controls()
         self.message = W.HTML()
@@ -76,6 +94,7 @@ class Explorer:
         self.export_panel = ExportPanel(self.controls.config)
         self._build_data_picker()
         self.clocks = self._clocks_figure()
+        self.clocks.observe(self._on_page_drew, names="_js2py_traceDeltas")  # plotly 7's page → kernel report
         self.histogram = self._histogram_figure()
         self.curve_figure = self._curve_figure()
         self.controls.show(config or preset(preset_name))
@@ -157,6 +176,10 @@ class Explorer:
     def _load_stream(self, stream: Stream, reset: bool) -> None:
         self.stream = stream
         self._curve_key = None
+        if self._frames is not None:
+            self._frames.clear()
+        small = len(stream.events) <= PREFETCH_MAX_EVENTS
+        self._frames = Prefetcher(partial(_make_frame, stream), size=6 if small else 1)
         keys = stream.keys
         self._quiet = True
         try:
@@ -251,8 +274,12 @@ class Explorer:
         self.use_upload.on_click(self._on_use_upload)
 
     def _on_control(self, change=None) -> None:
-        if not self._quiet:
-            self.refresh()
+        if self._quiet:
+            return
+        slider = self.controls.slider_name(change["owner"]) if change else None
+        if slider is not None:
+            self._moving = (slider, 1 if change["new"] >= change["old"] else -1)
+        self.refresh()
 
     def _on_preset(self, change) -> None:
         if self._quiet:
@@ -271,7 +298,8 @@ class Explorer:
         start = time.perf_counter()
         try:
             config = self.controls.config()
-            self.result = run(self.stream, config)
+            self._frame = self._frames.get((config, self.key.value))
+            self.result = self._frame.result
         except InputError as exc:
             self._say(str(exc))
             return
@@ -296,6 +324,29 @@ class Explorer:
         self._update_curve(config)
         self.export_panel.refresh()
         self.last_update_ms = (time.perf_counter() - start) * 1000
+        self._prefetch_wanted = True  # once the page has drawn this frame: computing ahead now would slow it
+
+    def wait_for_prefetch(self, timeout: float = 30.0) -> None:
+        """Block until the frames computed ahead are ready (tests and benchmarks only)."""
+        self._frames.wait(timeout)
+
+    def _on_page_drew(self, change) -> None:
+        """Plotly's widget reports its trace deltas once the page has drawn an update."""
+        if change["new"] and self._prefetch_wanted:
+            self.prefetch_neighbours()
+
+    def prefetch_neighbours(self) -> None:
+        """Start computing where the slider that moved last will go next (see ``prefetch.py``). The page's
+        report that it drew the frame calls this; scripts and benchmarks without a page may call it."""
+        self._prefetch_wanted = False
+        if len(self.stream.events) > PREFETCH_MAX_EVENTS:
+            return
+        slider, direction = self._moving
+        try:
+            nearby = self.controls.neighbours(slider, direction)
+        except InputError:
+            return
+        self._frames.prefetch((config, self.key.value) for config in nearby)
 
     def show_result(self, result: Result) -> None:
         """Draw a Result computed elsewhere (Spark's) over the preview, for the same stream and settings."""
@@ -347,7 +398,12 @@ class Explorer:
 
     def _draw_now(self, budget: int) -> None:
         upto = self.batch.value if self.batch.value < self.batch.max else None
-        data = two_clocks(self.result, key=self.key.value, upto_batch=upto, budget=budget)
+        frame = self._frame
+        if (budget == INTERACTIVE_BUDGET and upto is None and frame is not None and frame.result is self.result
+                and frame.key == self.key.value):
+            data = frame.light  # computed with the Result, perhaps ahead of time
+        else:
+            data = two_clocks(self.result, key=self.key.value, upto_batch=upto, budget=budget)
         self.figure_note = data.note  # what the figure says it left out (the page shows it under the title)
         fig, t = self.clocks, self._trace
         scope = "per key" if self.result.config.time.scope.value == "key" else self.result.config.time.scope.value
@@ -491,6 +547,12 @@ class Explorer:
 
     def _repr_mimebundle_(self, **kwargs):
         return self.widget()._repr_mimebundle_(**kwargs)
+
+
+def _make_frame(stream: Stream, request: tuple[RunConfig, str]) -> Frame:
+    config, key = request
+    result = run(stream, config)
+    return Frame(result, two_clocks(result, key=key, budget=INTERACTIVE_BUDGET), key)
 
 
 def parse_upload(name: str, content: bytes) -> pd.DataFrame:

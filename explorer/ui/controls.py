@@ -59,8 +59,17 @@ class Controls:
     def box(self) -> W.VBox:
         return W.VBox([W.HTML("<b>Time configuration</b>"), *self.all])
 
-    def config(self) -> RunConfig:
-        """The RunConfig the widgets describe; an InputError names the control that is off."""
+    SLIDERS = ("delay", "allowed", "idle")
+
+    def config(self, **slider_values: float) -> RunConfig:
+        """The RunConfig the widgets describe; an InputError names the control that is off.
+
+        ``slider_values`` (e.g. ``delay=5.5``) stand in for those sliders' current values.
+        """
+        unknown = set(slider_values) - set(self.SLIDERS)
+        if unknown:
+            raise ValueError(f"not a slider: {', '.join(sorted(unknown))}")
+        value = {name: slider_values.get(name, getattr(self, name).value) for name in self.SLIDERS}
         kind = WindowKind(self.window_kind.value)
         size, slide = round(self.size.value * S), round(self.slide.value * S)
         if size <= 0 or (kind is WindowKind.SLIDING and slide <= 0):
@@ -77,15 +86,25 @@ class Controls:
             time_source=TimeSource(self.time_source.value),
             strategy=Strategy(self.strategy.value),
             bound=round(self.bound.value * S),
-            allowed_lateness=round(self.allowed.value * S),
+            allowed_lateness=round(value["allowed"] * S),
             late_policy=LatePolicy(self.late.value),
             lateness_rule=LatenessRule(self.rule.value),
-            idle_timeout=round(self.idle.value * S) if self.idle.value > 0 else None,
+            idle_timeout=round(value["idle"] * S) if value["idle"] > 0 else None,
             idle_clock=TimeSource(self.idle_clock.value),
             scope=Scope(self.scope.value),
             source_idle_timeout=round(self.source_idle.value * S) if self.source_idle.value > 0 else None,
         )
-        return apply_delay(config, round(self.delay.value * S))
+        return apply_delay(config, round(value["delay"] * S))
+
+    def neighbours(self, slider: str, direction: int = 1) -> list[RunConfig]:
+        """The configs one and two steps along ``slider`` in ``direction``, then one step back: where a
+        slider that is being moved goes next."""
+        widget = getattr(self, slider)
+        values = [widget.value + k * direction * widget.step for k in (1, 2, -1)]
+        return [self.config(**{slider: v}) for v in values if widget.min <= v <= widget.max]
+
+    def slider_name(self, widget: W.Widget) -> str | None:
+        return next((name for name in self.SLIDERS if getattr(self, name) is widget), None)
 
     def show(self, config: RunConfig) -> None:
         """Fill the widgets from a config (e.g. when a preset is picked)."""

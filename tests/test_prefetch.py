@@ -1,0 +1,96 @@
+"""Computing ahead: the Prefetcher's contract, and the explorer drawing a prefetched frame exactly as a cold one."""
+
+import threading
+
+import numpy as np
+import pytest
+
+from explorer import generate
+from explorer.core import run
+from explorer.ui import Explorer
+from explorer.ui.prefetch import Prefetcher
+
+
+class Recorder:
+    """make(): the key doubled, noting which thread computed it; "slow" waits for ``release``."""
+
+    def __init__(self):
+        self.calls: list[tuple[str, str]] = []
+        self.release = threading.Event()
+
+    def __call__(self, key):
+        self.calls.append((key, threading.current_thread().name))
+        if key == "slow":
+            assert self.release.wait(10)
+        if key == "bad":
+            raise ValueError("bad key")
+        return key * 2
+
+
+def test_a_prefetched_key_is_computed_on_the_worker_once():
+    make = Recorder()
+    cache = Prefetcher(make)
+    cache.prefetch(["a", "b"])
+    cache.wait(10)
+    assert cache.was_prefetched("a") and cache.get("a") == "aa" and cache.get("b") == "bb"
+    assert all(thread.startswith("explorer-prefetch") for _, thread in make.calls)
+    assert [key for key, _ in make.calls] == ["a", "b"]
+    assert cache.get("c") == "cc" and make.calls[-1] == ("c", threading.current_thread().name)
+
+
+def test_a_queued_key_asked_for_is_computed_at_once_not_behind_the_guesses():
+    make = Recorder()
+    cache = Prefetcher(make)
+    cache.prefetch(["slow", "b"])  # the worker is stuck on "slow"; "b" waits in the queue
+    assert cache.get("b") == "bb"
+    assert ("b", threading.current_thread().name) in make.calls
+    make.release.set()
+    cache.wait(10)
+    assert [key for key, _ in make.calls].count("b") == 1  # the queued copy was cancelled
+
+
+def test_errors_are_raised_by_get_and_old_keys_are_dropped():
+    make = Recorder()
+    cache = Prefetcher(make, size=2)
+    cache.prefetch(["bad"])
+    cache.wait(10)
+    with pytest.raises(ValueError, match="bad key"):
+        cache.get("bad")
+    cache.get("x"), cache.get("y")  # "bad" is now the least recently used of three
+    assert not cache.was_prefetched("bad") and cache.was_prefetched("x") and cache.was_prefetched("y")
+    cache.clear()
+    assert not cache.was_prefetched("x")
+
+
+def test_the_explorer_draws_a_prefetched_step_exactly_like_a_computed_one():
+    stream = generate("textbook", events=3_000)
+    warm = Explorer(stream, "textbook")
+    warm.controls.delay.value = 4.0
+    warm.prefetch_neighbours()  # what the page's "frame drawn" report does
+    warm.wait_for_prefetch()
+    ahead = warm.controls.config(delay=4.5)
+    assert warm._frames.was_prefetched((ahead, warm.key.value))
+    assert not warm._frames.was_prefetched((warm.controls.config(delay=5.5), warm.key.value))  # two steps, not three
+    warm.controls.delay.value = 4.5
+    cold = Explorer(stream, "textbook")
+    cold.controls.delay.value = 4.5
+    assert warm.result.config == cold.result.config == ahead
+    expected = run(stream, ahead)
+    assert warm.result.events["status"].tolist() == expected.events["status"].tolist()
+    for a, b in zip(warm.clocks.data, cold.clocks.data):
+        assert a.name == b.name
+        for axis in ("x", "y"):
+            assert np.array_equal(np.asarray(a[axis], dtype=float), np.asarray(b[axis], dtype=float), equal_nan=True)
+
+
+def test_moving_a_slider_down_computes_the_values_below_it():
+    explorer = Explorer(generate("textbook", events=2_000), "textbook")
+    explorer.controls.allowed.value = 5.0
+    explorer.controls.allowed.value = 4.0  # moving down
+    explorer.prefetch_neighbours()
+    explorer.wait_for_prefetch()
+    key = explorer.key.value
+    assert explorer._frames.was_prefetched((explorer.controls.config(allowed=3.5), key))
+    assert explorer._frames.was_prefetched((explorer.controls.config(allowed=3.0), key))
+    assert not explorer._frames.was_prefetched((explorer.controls.config(allowed=2.5), key))
+    explorer.wait_for_curve()  # a sweep thread still running at interpreter exit aborts the process

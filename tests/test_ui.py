@@ -168,5 +168,7 @@ def test_a_moving_control_draws_a_light_frame_then_every_event():
     explorer.controls.delay.value = 6.0
     assert events_drawn(explorer) <= 5_000
     assert "showing 5,000 of 20,000 events" in explorer.figure_note
+    assert trace(explorer, "emitted: watermark").text is None  # no hover text in a light frame
     explorer.wait_until_settled()
+    assert "WATERMARK" in trace(explorer, "emitted: watermark").text[0]
     assert events_drawn(explorer) == 20_000 and "events" not in explorer.figure_note

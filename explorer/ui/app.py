@@ -417,12 +417,14 @@ class Explorer:
         lines = {t("diagonal"): data.diagonal, t("bands"): data.bands, t("watermark"): data.watermark,
                  t("effective"): data.effective}
         updates = {i: {"x": x, "y": y, "text": None} for i, (x, y) in lines.items()}
+        light = data.shown < data.total  # a frame drawn while a control moves is not read closely: no hover text
         for name, points in data.events.items():
             updates[t(name)] = {"x": points.x, "y": points.y, "text": None}
             self._rows[name] = points.rows
         for reason in REASON_LABELS:
             rows = data.emissions[data.emissions["reason"] == reason]
-            updates[t(reason)] = {"x": rows["x"].to_numpy(), "y": rows["y"].to_numpy(), "text": rows["text"].tolist()}
+            hover = None if light else rows["text"].tolist()
+            updates[t(reason)] = {"x": rows["x"].to_numpy(), "y": rows["y"].to_numpy(), "text": hover}
             self._rows[reason] = rows["row"].to_numpy()
         send(fig, updates, {"title.text": title} if title != self._sent_title else None)  # one redraw per frame
         self._sent_title = title

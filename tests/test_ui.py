@@ -172,3 +172,18 @@ def test_a_moving_control_draws_a_light_frame_then_every_event():
     explorer.wait_until_settled()
     assert "WATERMARK" in trace(explorer, "emitted: watermark").text[0]
     assert events_drawn(explorer) == 20_000 and "events" not in explorer.figure_note
+
+
+def test_an_update_leaves_out_traces_that_did_not_change(voltsp):
+    """The delay moves the effective watermark, not the raw one or the diagonal: those are not resent."""
+    sent = []
+    original = voltsp.clocks.plotly_update
+    voltsp.clocks.plotly_update = lambda **kw: (sent.append(kw), original(**kw))
+    voltsp.controls.delay.value = 2.0
+    names = [voltsp.clocks.data[i].name for i in sent[0]["trace_indexes"]]
+    assert "effective watermark" in names and "watermark" not in names and "ideal (event = arrival)" not in names
+    raw = [y for y in trace(voltsp, "watermark").y if not np.isnan(y)]
+    assert [y for y in trace(voltsp, "effective watermark").y if not np.isnan(y)] == [max(0.0, y - 2.0) for y in raw]
+    sent.clear()
+    voltsp.refresh()  # the same settings again: nothing to send
+    assert sent == []

@@ -200,15 +200,30 @@ def delay_histogram(stream: Stream, bins: int = 60) -> DelayHistogram:
 
 
 def send(fig: go.FigureWidget, updates: dict[int, dict], layout: dict | None = None) -> None:
-    """One message updating several traces that all set the same properties.
+    """One message updating several traces that all set the same properties, leaving out traces whose
+    values are already those (the page then decodes, and the kernel copies, less).
 
     Plotly's batch_update fills the properties a trace leaves alone with "undefined"; in the page such
     mixed messages lost whole arrays (the events' x/y and the emissions' y never arrived with plotly 7.1),
     so every message here is uniform. The browser test checks the arrays arrive.
     """
-    indexes = sorted(updates)
     keys = sorted({key for update in updates.values() for key in update})
-    if any(set(updates[i]) != set(keys) for i in indexes):
+    if any(set(update) != set(keys) for update in updates.values()):
         raise ValueError("every trace in one message must set the same properties")
+    indexes = [i for i in sorted(updates) if not all(_same(fig.data[i][k], v) for k, v in updates[i].items())]
+    if not indexes:
+        if layout:
+            fig.plotly_relayout(layout)
+        return
     fig.plotly_update(restyle_data={key: [updates[i][key] for i in indexes] for key in keys},
                       relayout_data=layout or {}, trace_indexes=indexes)
+
+
+def _same(current, new) -> bool:
+    """Whether a trace property already holds ``new`` (arrays compared by value, NaN equal to NaN)."""
+    if current is None or new is None:
+        return current is None and new is None
+    if isinstance(new, np.ndarray) and new.dtype.kind in "fiu":
+        current = np.asarray(current)
+        return current.dtype.kind in "fiu" and np.array_equal(current, new, equal_nan=new.dtype.kind == "f")
+    return list(current) == list(new)

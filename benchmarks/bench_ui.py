@@ -18,6 +18,7 @@ import time
 from explorer import generate, preset
 from explorer.core import run
 from explorer.ui import Explorer
+from explorer.ui.app import PREFETCH_MAX_EVENTS
 
 S = 1_000_000
 
@@ -55,11 +56,13 @@ def main() -> None:
         explorer.wait_for_curve(timeout=600)
         values = [5.5 + 0.5 * i for i in range(9)]
         cold = slider_ms(explorer, values, ahead=False)
-        ahead = slider_ms(explorer, [v + 5 for v in values], ahead=True)
+        prefetched = events <= PREFETCH_MAX_EVENTS
+        ahead = slider_ms(explorer, [v + 5 for v in values], ahead=True) if prefetched else cold
         bare = compute_ms(stream, values)
-        verdict = "ok" if min(cold, ahead) <= goal else "OVER GOAL"
-        print(f"{events:>9,} events: slider → figures updated {cold:7.1f} ms computed in the step, "
-              f"{ahead:7.1f} ms computed ahead (goal ≤ {goal} ms) {verdict}; bare compute {bare:6.1f} ms")
+        verdict = "ok" if ahead <= goal else "OVER GOAL"
+        shown = f"{ahead:7.1f} ms computed ahead" if prefetched else "not computed ahead above 200k events"
+        print(f"{events:>9,} events: slider → figures updated {cold:7.1f} ms computed in the step, {shown} "
+              f"(goal ≤ {goal} ms) {verdict}; bare compute {bare:6.1f} ms")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
 """The explorer: controls on the left, the two clocks in the middle, the evidence around them.
 
-Figures are FigureWidgets whose traces are created once; a control change recomputes the Result with the
-local core and swaps the traces' arrays inside ``batch_update`` (one message to the browser). The
-completeness–latency sweep runs on a background thread so a slider never waits for it.
+Figures are FigureWidgets whose traces are created once; a control change takes the Result from the local
+core (usually computed ahead, see ``prefetch.py``) and swaps the traces' arrays in one message per frame
+(``figures.send``). The completeness–latency sweep runs on a background thread so a slider never waits for it.
 """
 
 from __future__ import annotations

@@ -43,6 +43,9 @@ SETTLE_SECONDS = 0.5
 # guessed Result of a million events would take seconds of CPU and hundreds of MiB for nothing.
 PREFETCH_MAX_EVENTS = 200_000
 
+UPLOAD = "(uploaded file)"
+MAPPED = ("event_time", "arrival_time", "key", "id", "batch", "partition")
+
 
 @dataclass
 class Frame:
@@ -51,8 +54,6 @@ class Frame:
     result: Result
     light: TwoClocks
     key: str
-UPLOAD = "(uploaded file)"
-MAPPED = ("event_time", "arrival_time", "key", "id", "batch", "partition")
 
 
 class Explorer:
@@ -179,7 +180,7 @@ class Explorer:
         if self._frames is not None:
             self._frames.clear()
         small = len(stream.events) <= PREFETCH_MAX_EVENTS
-        self._frames = Prefetcher(partial(_make_frame, stream), size=6 if small else 1)
+        self._frames = Prefetcher(partial(_make_frame, stream), size=4 if small else 1)  # the frame shown, two ahead, one back
         keys = stream.keys
         self._quiet = True
         try:

@@ -179,8 +179,8 @@ class Explorer:
         self._curve_key = None
         if self._frames is not None:
             self._frames.clear()
-        small = len(stream.events) <= PREFETCH_MAX_EVENTS
-        self._frames = Prefetcher(partial(_make_frame, stream), size=4 if small else 1)  # the frame shown, two ahead, one back
+        # computing ahead keeps the frame shown, two ahead and one back; otherwise only the frame shown
+        self._frames = Prefetcher(partial(_make_frame, stream), size=4 if self._computes_ahead() else 1)
         keys = stream.keys
         self._quiet = True
         try:
@@ -228,9 +228,9 @@ class Explorer:
                           legend=dict(orientation="h", y=-0.15), hovermode="closest", uirevision="keep")
         fig.update_layout(legend_itemclick=False, legend_itemdoubleclick=False)
         for name in STATUSES:
-            fig.data[self._trace(name)].on_click(self._on_event_click)
+            fig.data[self._trace(name)].on_click(partial(self._on_event_click, name))
         for reason in REASON_LABELS:
-            fig.data[self._trace(reason)].on_click(self._on_window_click)
+            fig.data[self._trace(reason)].on_click(partial(self._on_window_click, reason))
         return fig
 
     @staticmethod
@@ -331,6 +331,9 @@ class Explorer:
         """Block until the frames computed ahead are ready (tests and benchmarks only)."""
         self._frames.wait(timeout)
 
+    def _computes_ahead(self) -> bool:
+        return len(self.stream.events) <= PREFETCH_MAX_EVENTS
+
     def _on_page_drew(self, change) -> None:
         """Plotly's widget reports its trace deltas once the page has drawn an update."""
         if change["new"] and self._prefetch_wanted:
@@ -340,7 +343,7 @@ class Explorer:
         """Start computing where the slider that moved last will go next (see ``prefetch.py``). The page's
         report that it drew the frame calls this; scripts and benchmarks without a page may call it."""
         self._prefetch_wanted = False
-        if len(self.stream.events) > PREFETCH_MAX_EVENTS:
+        if not self._computes_ahead():
             return
         slider, direction = self._moving
         try:
@@ -438,7 +441,6 @@ class Explorer:
             return (f"<div style='border:1px solid #ddd;border-radius:6px;padding:4px 10px;margin:2px;min-width:7em'>"
                     f"<div style='font-size:11px;color:#666'>{label}</div><div style='font-size:18px'>{value}</div></div>")
 
-
         def fmt(seconds: float | None) -> str:
             return "-" if seconds is None else f"{seconds:.2f} s"
 
@@ -508,14 +510,12 @@ class Explorer:
             thread.join(timeout)
 
     # --- the inspector --------------------------------------------------------------------------
-    def _on_event_click(self, trace, points, selector) -> None:
+    def _on_event_click(self, status: str, trace, points, selector) -> None:
         if points.point_inds:
-            status = next(s for s in STATUSES if self.clocks.data[self._trace(s)] is trace)
             self.inspect_event(int(self._rows[status][points.point_inds[0]]))
 
-    def _on_window_click(self, trace, points, selector) -> None:
+    def _on_window_click(self, reason: str, trace, points, selector) -> None:
         if points.point_inds:
-            reason = next(r for r in REASON_LABELS if self.clocks.data[self._trace(r)] is trace)
             self.inspect_window(int(self._rows[reason][points.point_inds[0]]))
 
     def inspect_event(self, row: int) -> str:

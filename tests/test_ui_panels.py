@@ -7,6 +7,7 @@ import numpy as np
 from explorer import generate
 from explorer.export import export
 from explorer.ui import Explorer
+from explorer.ui.figures import STATUS_LABELS
 from explorer.ui.panels import differences
 
 S = 1e6
@@ -51,7 +52,13 @@ def test_compare_panel_small_multiples_and_highlight():
     assert len(rings) == 3 and all(list(t.y) == [explorer.stream.events["event_time"][row] / S] for t in rings)
     lo, hi = panel.figure.layout.xaxis.range  # every panel is framed on it (their x axes match)
     assert lo <= explorer.stream.events["arrival_time"][row] / S <= hi
-    assert all(len(t.x) > 0 for t in panel.figure.data if t.name == "events")
+    events = [t for t in panel.figure.data if t.name in STATUS_LABELS.values()]  # four status traces per panel
+    assert len(events) == 12 and all(sum(len(t.x) for t in events[i:i + 4]) > 0 for i in (0, 4, 8))
+    status_of = {label: status for status, label in STATUS_LABELS.items()}
+    for i, result in enumerate(panel.comparison.results.values()):  # each panel's events, in its own status
+        for t in events[4 * i:4 * i + 4]:
+            ev = result.events
+            assert set(t.text) <= set(ev.loc[ev["status"] == status_of[t.name], "id"])
     panel.presets.value = ("voltsp",)
     panel.button.click()
     assert "2 to 5" in panel.message.value

@@ -25,7 +25,7 @@ from explorer.errors import InputError
 from explorer.export import TARGETS, export
 from explorer.streams import Stream, assign_batches
 from explorer.timeutil import MICROS
-from explorer.ui.figures import STATUS_COLORS, send
+from explorer.ui.figures import STATUS_COLORS, STATUS_LABELS, STATUSES, send
 
 S = MICROS["s"]
 MAX_SPARK_BATCHES = 300  # above this a run takes minutes; say so before starting one
@@ -183,8 +183,10 @@ class ComparePanel:
                             horizontal_spacing=0.02)
         for col, label in enumerate(labels, start=1):
             result = self.comparison.results[label]
-            fig.add_trace(go.Scattergl(x=[], y=[], mode="markers", name="events", showlegend=False,
-                                       marker=dict(size=6, color=[]), hoverinfo="text+x+y"), row=1, col=col)
+            for status in STATUSES:  # one colour per trace: a per-point colour list is slow to redraw
+                fig.add_trace(go.Scattergl(x=[], y=[], mode="markers", name=STATUS_LABELS[status], showlegend=False,
+                                           marker=dict(size=6, color=STATUS_COLORS[status]), hoverinfo="text+x+y"),
+                              row=1, col=col)
             commits = result.watermarks.dropna(subset=["effective"]).drop_duplicates("time", keep="last")
             fig.add_trace(go.Scatter(x=commits["time"] / S, y=commits["effective"].astype(float) / S,
                                      mode="lines", line=dict(shape="hv", color="#E45756", dash="dash"),
@@ -209,15 +211,19 @@ class ComparePanel:
     def show_range(self, lo: int, hi: int) -> None:
         """Draw every preset's events that arrived in [lo, hi] (µs) and frame all panels on them: the small
         multiples show a stretch the eye can compare, not a decimated whole."""
-        events_traces = [i for i, t in enumerate(self.figure.data) if t.name == "events"]
+        traces = {status: [i for i, t in enumerate(self.figure.data) if t.name == STATUS_LABELS[status]]
+                  for status in STATUSES}  # per status, one trace index per panel, in the panels' order
         updates, y_lo, y_hi = {}, None, None
-        for index, result in zip(events_traces, self.comparison.results.values()):
+        for panel, result in enumerate(self.comparison.results.values()):
             ev = result.events
             arrival = ev["arrival_time"].to_numpy()
             shown = ev[(arrival >= lo) & (arrival <= hi)].iloc[:COMPARE_POINTS]
             y = shown["event_time"].to_numpy() / S
-            updates[index] = {"x": shown["arrival_time"].to_numpy() / S, "y": y, "text": shown["id"].tolist(),
-                              "marker.color": [STATUS_COLORS[s] for s in shown["status"]]}
+            status = shown["status"].to_numpy()
+            for name, indexes in traces.items():
+                part = shown[status == name]
+                updates[indexes[panel]] = {"x": part["arrival_time"].to_numpy() / S,
+                                           "y": part["event_time"].to_numpy() / S, "text": part["id"].tolist()}
             if len(y):
                 y_lo = y.min() if y_lo is None else min(y_lo, y.min())
                 y_hi = y.max() if y_hi is None else max(y_hi, y.max())

@@ -3,7 +3,8 @@
 Opens notebooks/explorer.ipynb (a copy, so autosave never touches the repo), runs all cells, moves the
 delay slider with the keyboard and checks that the effective-watermark trace in the page changed, then
 compares two engines (a disagreement ringed in each panel) and runs the settings on Spark from the page
-until the agreement badge shows. Prints the keydown → plot-data latency; WX_SCREENSHOTS=docs/screenshots saves the screenshots there.
+until the agreement badge shows. Prints the keydown → plot-data latency; WX_SCREENSHOTS=docs/screenshots
+saves the screenshots there.
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
                                 "(apt-get install chromium; .ci/run installs it), so the browser test cannot run")
 
+CLOCKS_PLOT = """[...document.querySelectorAll('.js-plotly-plot')]
+  .find(p => p.layout && p.layout.title && String(p.layout.title.text || '').startsWith('The two clocks'))"""
 EFFECTIVE_Y = """() => {
-  const plot = [...document.querySelectorAll('.js-plotly-plot')]
-      .find(p => p.layout && p.layout.title && String(p.layout.title.text || '').startsWith('The two clocks'));
+  const plot = """ + CLOCKS_PLOT + """;
   if (!plot) return null;
   const trace = plot.data.find(t => t.name === 'effective watermark');
   return trace && trace.y ? Array.from(trace.y).filter(v => v !== null && !Number.isNaN(v)) : null;
@@ -112,8 +114,7 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
         handle.click()
         page.evaluate("() => document.addEventListener('keydown', () => { window.__t0 = performance.now(); }, true)")
         events = """() => {
-          const plot = [...document.querySelectorAll('.js-plotly-plot')]
-              .find(p => p.layout && p.layout.title && String(p.layout.title.text || '').startsWith('The two clocks'));
+          const plot = """ + CLOCKS_PLOT + """;
           const statuses = plot.data.filter(t => ['on time', 'late, updated', 'side output', 'dropped'].includes(t.name));
           const count = key => statuses.reduce((n, t) => n + (t[key] ? t[key].length : 0), 0);
           return [count('x'), count('y')];
@@ -134,8 +135,7 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
         after = page.evaluate(EFFECTIVE_Y)
         assert after != before
         markers = page.evaluate("""() => {
-          const plot = [...document.querySelectorAll('.js-plotly-plot')]
-              .find(p => p.layout && p.layout.title && String(p.layout.title.text || '').startsWith('The two clocks'));
+          const plot = """ + CLOCKS_PLOT + """;
           const t = plot.data.find(t => t.name === 'emitted: watermark');
           return [t.x ? t.x.length : 0, t.y ? t.y.length : 0];
         }""")
@@ -146,8 +146,7 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
         assert pairs and all(abs((b - a) - 3.5) < 1e-9 for b, a in pairs)
         # the same-page baseline: Plotly redrawing the settled figure with nothing sent, the floor of any update
         redraw = page.evaluate("""async () => {
-          const plot = [...document.querySelectorAll('.js-plotly-plot')]
-              .find(p => p.layout && p.layout.title && String(p.layout.title.text || '').startsWith('The two clocks'));
+          const plot = """ + CLOCKS_PLOT + """;
           const times = [];
           for (let i = 0; i < 5; i++) { const t0 = performance.now(); await Plotly.redraw(plot); times.push(performance.now() - t0); }
           return times.sort((a, b) => a - b)[2];

@@ -62,6 +62,19 @@ def test_errors_are_raised_by_get_and_old_keys_are_dropped():
     assert not cache.was_prefetched("x")
 
 
+def test_keys_asked_for_again_are_kept_before_new_guesses_evict_them():
+    make = Recorder()
+    cache = Prefetcher(make, size=4)
+    cache.get("shown")
+    cache.prefetch(["next", "after", "back"])
+    cache.wait(10)
+    cache.get("next")  # one step: "next" is shown, "after" is now one ahead and "shown" one back
+    cache.prefetch(["after", "beyond", "shown"])
+    cache.wait(10)
+    assert [cache.was_prefetched(key) for key in ("after", "beyond", "shown", "next")] == [True] * 4
+    assert not cache.was_prefetched("back")
+
+
 def test_the_explorer_draws_a_prefetched_step_exactly_like_a_computed_one():
     stream = generate("textbook", events=3_000)
     warm = Explorer(stream, "textbook")
@@ -81,6 +94,20 @@ def test_the_explorer_draws_a_prefetched_step_exactly_like_a_computed_one():
         assert a.name == b.name
         for axis in ("x", "y"):
             assert np.array_equal(np.asarray(a[axis], dtype=float), np.asarray(b[axis], dtype=float), equal_nan=True)
+
+
+def test_every_step_of_a_slider_moved_again_and_again_finds_its_frame_ready():
+    explorer = Explorer(generate("textbook", events=2_000), "textbook")
+    explorer.controls.delay.value = 3.0
+    ready = []
+    for _ in range(6):  # the page reports each drawn frame; the explorer then computes ahead
+        explorer.prefetch_neighbours()
+        explorer.wait_for_prefetch()
+        value = explorer.controls.delay.value + explorer.controls.delay.step
+        ready.append(explorer._frames.was_prefetched((explorer.controls.config(delay=value), explorer.key.value)))
+        explorer.controls.delay.value = value
+    assert ready == [True] * 6
+    explorer.wait_for_curve()
 
 
 def test_moving_a_slider_down_computes_the_values_below_it():

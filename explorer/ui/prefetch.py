@@ -44,9 +44,12 @@ class Prefetcher(Generic[T]):
         return done.result()
 
     def prefetch(self, keys: Iterable[Hashable]) -> None:
-        """Queue ``keys`` (in that order) that are neither kept nor queued yet."""
+        """Queue ``keys`` (in that order) that are neither kept nor queued yet, and count every one of them as
+        just used: a key already kept must not be the oldest, or queueing the others would evict it."""
         for key in keys:
-            if key not in self._futures:
+            if key in self._futures:
+                self._futures.move_to_end(key)
+            else:
                 self._keep(key, self._pool.submit(self._make, key))
 
     def was_prefetched(self, key: Hashable) -> bool:

@@ -489,9 +489,8 @@ class Explorer:
         if self.result is None:
             return
         m = self.result.metrics
-        marker = self.curve_figure.data[1]
-        marker.x = [m.latency_event.mean if m.latency_event.mean is not None else np.nan]
-        marker.y = [m.completeness * 100]
+        latency = m.latency_event.mean if m.latency_event.mean is not None else np.nan
+        send(self.curve_figure, {1: {"x": [latency], "y": [m.completeness * 100]}})  # one redraw, not one per axis
 
     def _suggest(self) -> None:
         rows = self._curve_rows

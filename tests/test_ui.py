@@ -118,19 +118,25 @@ def test_target_completeness_suggests_a_delay():
     assert len(curve.y) == 41 and list(curve.y) == sorted(curve.y)
 
 
-def test_the_current_marker_sits_on_the_curve_and_moves_in_one_message():
+def test_the_side_figures_follow_once_the_slider_rests_in_one_message_each():
     explorer = Explorer(generate("textbook", events=3000), "textbook")
     explorer.controls.delay.value = 5.0
     explorer.wait_for_curve()
-    messages = []
-    explorer.curve_figure.observe(lambda change: change["new"] and messages.append(change["new"]),
-                                  names=["_py2js_restyle", "_py2js_update", "_py2js_relayout"])
+    messages = {"curve": [], "histogram": []}
+    for name in messages:
+        getattr(explorer, "curve_figure" if name == "curve" else name).observe(
+            lambda change, name=name: change["new"] and messages[name].append(change["new"]),
+            names=["_py2js_restyle", "_py2js_update", "_py2js_relayout"])
     explorer.controls.delay.value = 9.5  # a delay of the sweep (41 from 0 to the slider's end, 38 s here)
+    assert messages == {"curve": [], "histogram": []}  # while the slider moves, only the two clocks redraw
+    explorer.wait_until_settled()
+    assert explorer.histogram.layout.shapes[-1].x0 == 9.5
     curve, current = explorer.curve_figure.data
     on_curve = list(curve.text).index("9.5")
     assert (current.x[0], current.y[0]) == pytest.approx((curve.x[on_curve], curve.y[on_curve]))
     assert current.y[0] == pytest.approx(explorer.result.metrics.completeness * 100)
-    assert len(messages) == 1  # x and y together: every message is a full redraw of the curve in the page
+    # x and y together: every message is a full redraw of its figure in the page
+    assert len(messages["curve"]) == len(messages["histogram"]) == 1
 
 
 def test_upload_is_parsed_as_data_and_mapped(tmp_path):

@@ -319,12 +319,11 @@ class Explorer:
         if reset_stepper:
             self._frame_view(config)
             self._draw()
-        else:  # a control moved: a light frame now, every point once the controls rest
+            self._side_figures(config)
+        else:  # a control moved: a light frame now; every point and the side figures once the controls rest
             self._draw(budget=INTERACTIVE_BUDGET)
-            self._settle()
+            self._settle(config)
         self._cards()
-        self._mark_delay(config)
-        self._update_curve(config)
         self.export_panel.refresh()
         self.last_update_ms = (time.perf_counter() - start) * 1000
         self._prefetch_wanted = True  # once the page has drawn this frame: computing ahead now would slow it
@@ -375,8 +374,11 @@ class Explorer:
         else:
             layout.xaxis.autorange = layout.yaxis.autorange = True
 
-    def _settle(self) -> None:
-        """Redraw with the full point budget once no control has moved for SETTLE_SECONDS."""
+    def _settle(self, config: RunConfig) -> None:
+        """Once no control has moved for SETTLE_SECONDS: redraw with the full point budget, and move the
+        histogram's delay line and the curve's marker (or start a new sweep). Each of those is a full Plotly
+        redraw of its figure in the page (~50 ms there); done on every step, they delayed the next frames of
+        the two clocks, and a sweep started for every step of a slider only to be thrown away."""
         if self._settle_timer is not None:
             self._settle_timer.cancel()
         result = self.result
@@ -385,6 +387,7 @@ class Explorer:
             with self._draw_lock:
                 if self.result is result:  # nothing newer was drawn meanwhile
                     self._draw()
+                    self._side_figures(config)
 
         self._settle_timer = threading.Timer(SETTLE_SECONDS, full)
         self._settle_timer.daemon = True
@@ -453,6 +456,10 @@ class Explorer:
             card("most windows open", f"{m.max_open_windows:,}"), card("still open at end", f"{m.end_of_stream:,}"),
         ]) + "</div>"
 
+    def _side_figures(self, config: RunConfig) -> None:
+        self._mark_delay(config)
+        self._update_curve(config)
+
     def _mark_delay(self, config: RunConfig) -> None:
         shapes = list(self.histogram.layout.shapes)
         if shapes:
@@ -506,6 +513,7 @@ class Explorer:
 
     def wait_for_curve(self, timeout: float = 60.0) -> None:
         """Block until the background sweep is drawn (for tests and scripts, never for the UI)."""
+        self.wait_until_settled(timeout)  # the sweep starts when the controls rest
         thread = getattr(self, "_curve_thread", None)
         if thread is not None:
             thread.join(timeout)

@@ -7,7 +7,7 @@ import pytest
 from explorer import generate
 from explorer.errors import InputError
 from explorer.ui import Explorer, parse_upload
-from explorer.ui.figures import STATUSES
+from explorer.ui.figures import STATUSES, compact
 
 S = 1e6
 
@@ -190,7 +190,11 @@ def test_a_moving_control_draws_a_light_frame_then_every_event():
     assert events_drawn(explorer) <= 5_000
     assert "showing 5,000 of 20,000 events" in explorer.figure_note
     assert trace(explorer, "emitted: watermark").text is None  # no hover text in a light frame
+    light = trace(explorer, "on time")
+    exact = explorer.result.events["arrival_time"].to_numpy()[explorer._rows["on_time"]] / 1e6
+    assert light.x.dtype == np.float32 and np.abs(light.x - exact).max() < 1e-3  # half the bytes, within 1 ms
     explorer.wait_until_settled()
+    assert trace(explorer, "on time").x.dtype == np.float64
     assert "WATERMARK" in trace(explorer, "emitted: watermark").text[0]
     assert events_drawn(explorer) == 20_000 and "events" not in explorer.figure_note
 
@@ -208,3 +212,11 @@ def test_an_update_leaves_out_traces_that_did_not_change(voltsp):
     sent.clear()
     voltsp.refresh()  # the same settings again: nothing to send
     assert sent == []
+
+
+def test_light_frames_use_float32_only_where_it_moves_no_point_by_a_millisecond():
+    small = np.array([0.0, 0.0005, 9_999.9995, np.nan])
+    assert compact(small).dtype == np.float32 and np.isnan(compact(small)[-1])
+    assert np.nanmax(np.abs(compact(small) - small)) < 1e-3
+    epoch = np.array([1.7e9, 1.7e9 + 0.25])  # times in seconds since 1970: float32 would round them to 128 s
+    assert compact(epoch).dtype == np.float64 and list(compact(epoch)) == list(epoch)

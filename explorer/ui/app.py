@@ -29,7 +29,7 @@ from explorer.timeutil import MICROS
 from explorer.ui.controls import Controls
 from explorer.ui.panels import ComparePanel, ExportPanel, SparkPanel
 from explorer.ui.figures import (POINT_BUDGET, ALL_KEYS, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
-                                 STATUS_LABELS, STATUSES, TwoClocks, delay_histogram, send, two_clocks)
+                                 STATUS_LABELS, STATUSES, TwoClocks, compact, delay_histogram, send, two_clocks)
 from explorer.ui.prefetch import Prefetcher
 
 S = MICROS["s"]
@@ -423,17 +423,20 @@ class Explorer:
             title += f", up to batch {upto}"
         if data.note:  # in the title, not an annotation: a new annotation makes Plotly lay the figure out again
             title += f"<br><span style='font-size:11px;color:#a00'>{html.escape(data.note)}</span>"
+        # a frame drawn while a control moves is not read closely: no hover text, positions in float32 if exact enough
+        light = data.shown < data.total
+        position = compact if light else np.asarray
         lines = {t("diagonal"): data.diagonal, t("bands"): data.bands, t("watermark"): data.watermark,
                  t("effective"): data.effective}
-        updates = {i: {"x": x, "y": y, "text": None} for i, (x, y) in lines.items()}
-        light = data.shown < data.total  # a frame drawn while a control moves is not read closely: no hover text
+        updates = {i: {"x": position(x), "y": position(y), "text": None} for i, (x, y) in lines.items()}
         for name, points in data.events.items():
-            updates[t(name)] = {"x": points.x, "y": points.y, "text": None}
+            updates[t(name)] = {"x": position(points.x), "y": position(points.y), "text": None}
             self._rows[name] = points.rows
         for reason in REASON_LABELS:
             rows = data.emissions[data.emissions["reason"] == reason]
             hover = None if light else rows["text"].tolist()
-            updates[t(reason)] = {"x": rows["x"].to_numpy(), "y": rows["y"].to_numpy(), "text": hover}
+            updates[t(reason)] = {"x": position(rows["x"].to_numpy()), "y": position(rows["y"].to_numpy()),
+                                  "text": hover}
             self._rows[reason] = rows["row"].to_numpy()
         send(fig, updates, {"title.text": title} if title != self._sent_title else None)  # one redraw per frame
         self._sent_title = title

@@ -217,8 +217,8 @@ class Explorer:
             fig.add_scattergl(name=STATUS_LABELS[name], mode="markers",
                               marker=dict(color=STATUS_COLORS[name], size=6, opacity=0.8),
                               hovertemplate="arrival %{x:.2f}<br>event %{y:.2f}<extra>event (click to inspect)</extra>")
-        # the watermark lines in SVG: a WebGL step line of 1,500 steps cost the page ~50 ms per frame to paint with
-        # software GL (the SVG path costs ~3 ms); SVG draws under the WebGL markers, which hide little of a step line
+        # the watermark lines in SVG: two WebGL step lines of 1,500 steps kept Chromium's software GL busy for
+        # 80–130 ms per frame (SVG: ~5 ms); SVG draws under the WebGL markers, which hide little of a step line
         fig.add_scatter(name="watermark", mode="lines", line=dict(color="#222", shape="hv", width=2))
         fig.add_scatter(name="effective watermark", mode="lines", line=dict(color="#E45756", shape="hv", dash="dash"))
         for reason, label in REASON_LABELS.items():

@@ -432,12 +432,10 @@ class Explorer:
         for name, points in data.events.items():
             updates[t(name)] = {"x": position(points.x), "y": position(points.y), "text": None}
             self._rows[name] = points.rows
-        for reason in REASON_LABELS:
-            rows = data.emissions[data.emissions["reason"] == reason]
-            hover = None if light else rows["text"].tolist()
-            updates[t(reason)] = {"x": position(rows["x"].to_numpy()), "y": position(rows["y"].to_numpy()),
-                                  "text": hover}
-            self._rows[reason] = rows["row"].to_numpy()
+        for reason, markers in data.emissions.items():
+            updates[t(reason)] = {"x": position(markers.x), "y": position(markers.y),
+                                  "text": None if light else markers.text}
+            self._rows[reason] = markers.rows
         send(fig, updates, {"title.text": title} if title != self._sent_title else None)  # one redraw per frame
         self._sent_title = title
 

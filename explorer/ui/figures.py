@@ -43,6 +43,13 @@ class Points:
 
 
 @dataclass
+class Markers(Points):
+    """Emission markers of one reason; ``rows`` are rows of ``Result.windows``."""
+
+    text: list[str]  # hover text, one per marker
+
+
+@dataclass
 class TwoClocks:
     """Everything the two-clocks figure draws, for one Result, key filter and batch limit."""
 
@@ -52,7 +59,7 @@ class TwoClocks:
     watermark: tuple[np.ndarray, np.ndarray]
     effective: tuple[np.ndarray, np.ndarray]
     bands: tuple[np.ndarray, np.ndarray]
-    emissions: pd.DataFrame  # one row per emission marker: x, y, symbol, text, row
+    emissions: dict[str, Markers]  # per emission reason (one WebGL trace each), split off the slider's path
     diagonal: tuple[list[float], list[float]]
     note: str = ""
 
@@ -168,9 +175,8 @@ def window_bands(result: Result, emitted: pd.DataFrame) -> tuple[np.ndarray, np.
     return x, y
 
 
-def emission_markers(emitted: pd.DataFrame) -> pd.DataFrame:
-    if emitted.empty:
-        return pd.DataFrame({"x": [], "y": [], "reason": [], "text": [], "row": []})
+def emission_markers(emitted: pd.DataFrame) -> dict[str, Markers]:
+    """The markers of every emission reason, empty where a reason has none."""
     lat = emitted["latency_event"].astype("Float64").to_numpy(dtype=float, na_value=np.nan) / MICROS["s"]
     text = [
         f"{'key ' + k + ' · ' if k else ''}[{s / MICROS['s']:g}, {e / MICROS['s']:g}) · {c} event(s)<br>"
@@ -178,9 +184,13 @@ def emission_markers(emitted: pd.DataFrame) -> pd.DataFrame:
         for k, s, e, c, reason, rev, b, la in zip(emitted["key"], emitted["start"], emitted["end"], emitted["count"],
                                                   emitted["reason"], emitted["revision"], emitted["emit_batch"], lat)
     ]
-    return pd.DataFrame({"x": seconds(emitted["emit_time"].to_numpy()), "y": seconds(emitted["end"].to_numpy()),
-                         "reason": emitted["reason"].to_numpy(), "text": text,
-                         "row": emitted.index.to_numpy()})
+    x, y = seconds(emitted["emit_time"].to_numpy()), seconds(emitted["end"].to_numpy())
+    reasons, rows = emitted["reason"].to_numpy(), emitted.index.to_numpy()
+    markers = {}
+    for reason in REASON_LABELS:
+        of = np.flatnonzero(reasons == reason)
+        markers[reason] = Markers(x[of], y[of], rows[of], [text[i] for i in of])
+    return markers
 
 
 @dataclass

@@ -11,72 +11,21 @@ after Chromium has drawn it (with software WebGL here, most of the difference is
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import socket
 import statistics
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
-
-CHROMIUM = shutil.which("chromium")
-ROOT = Path(__file__).resolve().parent.parent
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+from jupyter_lab import CHROMIUM, CLOCKS_PLOT, EFFECTIVE_Y, FLAGS, open_explorer, running_lab
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
                                 "(apt-get install chromium; .ci/run installs it), so the browser test cannot run")
 
-CLOCKS_PLOT = """[...document.querySelectorAll('.js-plotly-plot')]
-  .find(p => p.layout && p.layout.title && String(p.layout.title.text || '').startsWith('The two clocks'))"""
-EFFECTIVE_Y = """() => {
-  const plot = """ + CLOCKS_PLOT + """;
-  if (!plot) return null;
-  const trace = plot.data.find(t => t.name === 'effective watermark');
-  return trace && trace.y ? Array.from(trace.y).filter(v => v !== null && !Number.isNaN(v)) : null;
-}"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    root = tmp_path_factory.mktemp("lab")
-    shutil.copy(ROOT / "notebooks" / "explorer.ipynb", root / "explorer.ipynb")
-    settings = root / ".settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text(json.dumps({"checkForUpdates": False,
-                                                                            "fetchNews": "false"}))
-    port, token = free_port(), os.urandom(12).hex()
-    env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(root / ".settings"),
-           "JUPYTERLAB_WORKSPACES_DIR": str(root / ".workspaces")}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", "--allow-root"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
-            break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        server.kill()
-        pytest.fail("JupyterLab did not start within 60 s")
-    yield url, token
-    server.terminate()
-    server.wait(timeout=20)
+    with running_lab(tmp_path_factory.mktemp("lab")) as (url, token):
+        yield url, token
 
 
 def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
@@ -91,24 +40,7 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
         # a wrong token is refused: the server keeps its auth
         page.goto(f"{url}/lab?token=wrong")
         assert "/login" in page.url
-        page.goto(f"{url}/lab/tree/explorer.ipynb?reset&token={token}")
-        page.wait_for_selector(".jp-Notebook", timeout=60_000)
-        select_kernel = page.get_by_role("button", name="Select", exact=True)
-        try:
-            select_kernel.click(timeout=5_000)  # JupyterLab asks when it cannot match the kernelspec at once
-        except Exception:
-            pass
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
-        for attempt in range(3):  # a busy machine can drop the first click on a menu that is still loading
-            page.get_by_role("menuitem", name="Run", exact=True).click()
-            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
-            try:
-                page.wait_for_function(f"() => ({EFFECTIVE_Y})() && ({EFFECTIVE_Y})().length > 0", timeout=90_000)
-                break
-            except Exception:
-                page.screenshot(path=str(shots / f"failed-run-all-{attempt}.png"))
-                if attempt == 2:
-                    raise
+        open_explorer(page, url, token, shots)
         page.wait_for_timeout(1500)  # let the background sweep draw the curve
         before = page.evaluate(EFFECTIVE_Y)
 

@@ -1,0 +1,117 @@
+"""Dev tool (not part of `make test`): where one delay-slider step of the explorer spends its time in the page.
+
+Starts JupyterLab and Debian's chromium as the browser test does, presses the delay slider's arrow key a few
+times (each press followed by the full frame and a pause), and prints for each press, from the keydown:
+when the biggest kernel message arrived in the page (the two-clocks update) and its size, when the plot's
+data changed, and when that frame was on screen. With --trace, a Chrome trace of the last press lists the
+page's main-thread tasks and the GPU process's tasks (software WebGL when there is no GPU).
+
+    .venv/bin/python dev/page_timeline.py [--presses 6] [--trace]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from jupyter_lab import CHROMIUM, EFFECTIVE_Y, FLAGS, open_explorer, running_lab  # noqa: E402
+
+# every WebSocket message the page receives, with its arrival time (before JupyterLab handles it)
+RECORD_MESSAGES = """(() => { const Native = window.WebSocket; window.__messages = [];
+  const Recording = function (...args) { const socket = new Native(...args);
+    socket.addEventListener('message', e => window.__messages.push(
+      [performance.now(), e.data.byteLength || e.data.length || e.data.size || 0]));
+    return socket; };
+  Recording.prototype = Native.prototype;
+  Object.assign(Recording, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
+  window.WebSocket = Recording; })();"""
+DATA_CHANGED = ("() => { const now = JSON.stringify((" + EFFECTIVE_Y + ")());"
+                " if (now === window.__before) return false;"
+                " window.__changed = performance.now() - window.__t0; window.__on_screen = null;"
+                " requestAnimationFrame(() => requestAnimationFrame(() => {"
+                "   window.__on_screen = performance.now() - window.__t0; }));"
+                " return true; }")
+TRACE_CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute"]
+
+
+def press(page) -> dict[str, float]:
+    page.evaluate(f"() => {{ window.__before = JSON.stringify(({EFFECTIVE_Y})()); window.__messages = []; }}")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(DATA_CHANGED, polling="raf", timeout=20_000)
+    page.wait_for_function("() => window.__on_screen !== null", timeout=20_000)
+    t0, changed, on_screen, messages = page.evaluate(
+        "() => [window.__t0, window.__changed, window.__on_screen, window.__messages]")
+    early = [(t - t0, size) for t, size in messages if t0 <= t <= t0 + changed]
+    arrived, size = max(early, key=lambda m: m[1], default=(float("nan"), 0))
+    return {"update arrived": arrived, "KB": size / 1000, "data changed": changed, "on screen": on_screen}
+
+
+def summarize_trace(path: Path) -> None:
+    events = json.loads(path.read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    keydowns = [e for e in events if e.get("name") == "EventDispatch"
+                and e.get("args", {}).get("data", {}).get("type") == "keydown"]
+    if not keydowns:
+        print("the trace holds no keydown")
+        return
+    t0 = keydowns[-1]["ts"]
+    print("\nlast press, tasks over 4 ms (ms from the keydown, duration, what ran inside):")
+    for task in sorted((e for e in events if e.get("ph") == "X" and e.get("dur", 0) > 4000
+                        and t0 - 1000 <= e["ts"] < t0 + 600_000
+                        and (e["name"], threads.get((e["pid"], e["tid"]))) in
+                        {("RunTask", "CrRendererMain"), ("GPUTask", "CrGpuMain")}), key=lambda e: e["ts"]):
+        inside = Counter()
+        for e in events:
+            if (e.get("ph") == "X" and (e["pid"], e["tid"]) == (task["pid"], task["tid"]) and e is not task
+                    and task["ts"] <= e["ts"] < task["ts"] + task["dur"] and e.get("dur", 0) > 1500):
+                inside[e["name"]] += e["dur"] / 1000
+        where = "GPU process" if task["name"] == "GPUTask" else "page"
+        print(f"  {(task['ts'] - t0) / 1000:7.1f} +{task['dur'] / 1000:6.1f}  {where:11}  "
+              + ", ".join(f"{name} {ms:.0f}" for name, ms in inside.most_common(4)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--presses", type=int, default=6)
+    parser.add_argument("--trace", action="store_true", help="Chrome trace of the last press, summarized")
+    args = parser.parse_args()
+    if CHROMIUM is None:
+        sys.exit("Debian's chromium is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as tmp, running_lab(Path(tmp)) as (url, token), sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1600, "height": 1300})
+        page.add_init_script(RECORD_MESSAGES)
+        open_explorer(page, url, token, Path(tmp))
+        page.wait_for_timeout(3000)  # the background sweep and the first full frame
+        page.locator(".widget-hslider", has_text="delay (s)").locator(".noUi-handle").click()
+        page.evaluate("() => document.addEventListener('keydown', () => { window.__t0 = performance.now(); }, true)")
+        rows = []
+        for number in range(args.presses):
+            tracing = args.trace and number == args.presses - 1
+            if tracing:
+                browser.start_tracing(page=page, path=str(Path(tmp) / "trace.json"), categories=TRACE_CATEGORIES)
+            rows.append(press(page))
+            if tracing:
+                page.wait_for_timeout(300)
+                browser.stop_tracing()
+            page.wait_for_timeout(1500)  # the full frame follows after 0.5 s; then a pause
+        print("ms from the keydown, per press:")
+        for name in rows[0]:
+            values = [row[name] for row in rows]
+            print(f"  {name:15} median {statistics.median(values):6.0f}   all {[round(v) for v in values]}")
+        if args.trace:
+            summarize_trace(Path(tmp) / "trace.json")
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()

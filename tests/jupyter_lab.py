@@ -1,0 +1,91 @@
+"""A real JupyterLab on 127.0.0.1 with a token, and Debian's chromium opening the explorer notebook in it.
+
+Shared by the browser test and `dev/page_timeline.py`, which times a slider step part by part.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = shutil.which("chromium")
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CLOCKS_PLOT = """[...document.querySelectorAll('.js-plotly-plot')]
+  .find(p => p.layout && p.layout.title && String(p.layout.title.text || '').startsWith('The two clocks'))"""
+EFFECTIVE_Y = """() => {
+  const plot = """ + CLOCKS_PLOT + """;
+  if (!plot) return null;
+  const trace = plot.data.find(t => t.name === 'effective watermark');
+  return trace && trace.y ? Array.from(trace.y).filter(v => v !== null && !Number.isNaN(v)) : null;
+}"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def running_lab(root: Path) -> Iterator[tuple[str, str]]:
+    """JupyterLab serving a copy of notebooks/explorer.ipynb from ``root`` (so autosave never touches the
+    repo), first-run popups off; yields its URL and token."""
+    shutil.copy(ROOT / "notebooks" / "explorer.ipynb", root / "explorer.ipynb")
+    settings = root / ".settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text(json.dumps({"checkForUpdates": False,
+                                                                            "fetchNews": "false"}))
+    port, token = free_port(), os.urandom(12).hex()
+    env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(root / ".settings"),
+           "JUPYTERLAB_WORKSPACES_DIR": str(root / ".workspaces")}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", "--allow-root"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if time.time() > deadline:
+                    raise RuntimeError("JupyterLab did not start within 60 s") from None
+                time.sleep(0.5)
+        yield url, token
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+def open_explorer(page, url: str, token: str, shots: Path) -> None:
+    """Open the notebook, run all cells and wait until the two clocks show a watermark."""
+    page.goto(f"{url}/lab/tree/explorer.ipynb?reset&token={token}")
+    page.wait_for_selector(".jp-Notebook", timeout=60_000)
+    try:  # JupyterLab asks for a kernel when it cannot match the kernelspec at once
+        page.get_by_role("button", name="Select", exact=True).click(timeout=5_000)
+    except Exception:
+        pass
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+    for attempt in range(3):  # a busy machine can drop the first click on a menu that is still loading
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        try:
+            page.wait_for_function(f"() => ({EFFECTIVE_Y})() && ({EFFECTIVE_Y})().length > 0", timeout=90_000)
+            return
+        except Exception:
+            page.screenshot(path=str(shots / f"failed-run-all-{attempt}.png"))
+            if attempt == 2:
+                raise

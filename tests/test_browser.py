@@ -3,10 +3,11 @@
 Opens notebooks/explorer.ipynb (a copy, so autosave never touches the repo), runs all cells, moves the
 delay slider with the keyboard and checks that the effective-watermark trace in the page changed, then
 compares two engines (a disagreement ringed in each panel) and runs the settings on Spark from the page
-until the agreement badge shows. Prints the keydown → plot-data latency; WX_SCREENSHOTS=docs/screenshots
-saves the screenshots there.
-"Plot data changed" is when the page's figure holds the new arrays; "on screen" is two animation frames later,
-after Chromium has drawn it (with software WebGL here, most of the difference is the GPU process drawing).
+until the agreement badge shows. WX_SCREENSHOTS=docs/screenshots saves the screenshots there.
+
+With -s it prints two latencies from the keydown: "plot data changed" is when the page's figure holds the
+new arrays, and "on screen" is two animation frames later, once Chromium has drawn it. With software WebGL
+here, most of the difference is the GPU process drawing.
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from jupyter_lab import CHROMIUM, EFFECTIVE_Y, FLAGS, open_explorer, running_lab  # noqa: E402
+from jupyter_lab import (CHROMIUM, FLAGS, open_explorer, running_lab, time_arrow_right,  # noqa: E402
+                         watch_delay_slider)
 
 # every WebSocket message the page receives, with its arrival time (before JupyterLab handles it)
 RECORD_MESSAGES = """(() => { const Native = window.WebSocket; window.__messages = [];
@@ -31,22 +32,13 @@ RECORD_MESSAGES = """(() => { const Native = window.WebSocket; window.__messages
   Recording.prototype = Native.prototype;
   Object.assign(Recording, {CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3});
   window.WebSocket = Recording; })();"""
-DATA_CHANGED = ("() => { const now = JSON.stringify((" + EFFECTIVE_Y + ")());"
-                " if (now === window.__before) return false;"
-                " window.__changed = performance.now() - window.__t0; window.__on_screen = null;"
-                " requestAnimationFrame(() => requestAnimationFrame(() => {"
-                "   window.__on_screen = performance.now() - window.__t0; }));"
-                " return true; }")
 TRACE_CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute"]
 
 
 def press(page) -> dict[str, float]:
-    page.evaluate(f"() => {{ window.__before = JSON.stringify(({EFFECTIVE_Y})()); window.__messages = []; }}")
-    page.keyboard.press("ArrowRight")
-    page.wait_for_function(DATA_CHANGED, polling="raf", timeout=20_000)
-    page.wait_for_function("() => window.__on_screen !== null", timeout=20_000)
-    t0, changed, on_screen, messages = page.evaluate(
-        "() => [window.__t0, window.__changed, window.__on_screen, window.__messages]")
+    page.evaluate("() => { window.__messages = []; }")
+    t0, changed, on_screen = time_arrow_right(page)
+    messages = page.evaluate("() => window.__messages")
     early = [(t - t0, size) for t, size in messages if t0 <= t <= t0 + changed]
     arrived, size = max(early, key=lambda m: m[1], default=(float("nan"), 0))
     return {"update arrived": arrived, "KB": size / 1000, "data changed": changed, "on screen": on_screen}
@@ -92,8 +84,7 @@ def main() -> None:
         page.add_init_script(RECORD_MESSAGES)
         open_explorer(page, url, token, Path(tmp))
         page.wait_for_timeout(3000)  # the background sweep and the first full frame
-        page.locator(".widget-hslider", has_text="delay (s)").locator(".noUi-handle").click()
-        page.evaluate("() => document.addEventListener('keydown', () => { window.__t0 = performance.now(); }, true)")
+        watch_delay_slider(page)
         rows = []
         for number in range(args.presses):
             tracing = args.trace and number == args.presses - 1

@@ -89,3 +89,24 @@ def open_explorer(page, url: str, token: str, shots: Path) -> None:
             page.screenshot(path=str(shots / f"failed-run-all-{attempt}.png"))
             if attempt == 2:
                 raise
+
+
+def watch_delay_slider(page) -> None:
+    """Focus the delay slider's handle and note the time of every keydown (``window.__t0``)."""
+    page.locator(".widget-hslider", has_text="delay (s)").locator(".noUi-handle").click()
+    page.evaluate("() => document.addEventListener('keydown', () => { window.__t0 = performance.now(); }, true)")
+
+
+def time_arrow_right(page) -> tuple[float, float, float]:
+    """Press → on the focused slider; return the keydown's page time, and the ms from it until the effective
+    watermark's data changed and until that frame was on screen (two animation frames later)."""
+    page.evaluate(f"() => {{ window.__before = JSON.stringify(({EFFECTIVE_Y})()); window.__on_screen = null; }}")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        f"() => {{ if (JSON.stringify(({EFFECTIVE_Y})()) === window.__before) return false;"
+        " window.__changed = performance.now() - window.__t0;"
+        " requestAnimationFrame(() => requestAnimationFrame(() => {"
+        "   window.__on_screen = performance.now() - window.__t0; }));"
+        " return true; }", polling="raf", timeout=20_000)
+    page.wait_for_function("() => window.__on_screen !== null", timeout=20_000)
+    return tuple(page.evaluate("() => [window.__t0, window.__changed, window.__on_screen]"))

@@ -17,7 +17,8 @@ import statistics
 from pathlib import Path
 
 import pytest
-from jupyter_lab import CHROMIUM, CLOCKS_PLOT, EFFECTIVE_Y, FLAGS, open_explorer, running_lab
+from jupyter_lab import (CHROMIUM, CLOCKS_PLOT, EFFECTIVE_Y, FLAGS, open_explorer, running_lab, time_arrow_right,
+                         watch_delay_slider)
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
                                 "(apt-get install chromium; .ci/run installs it), so the browser test cannot run")
@@ -45,9 +46,7 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
         page.wait_for_timeout(1500)  # let the background sweep draw the curve
         before = page.evaluate(EFFECTIVE_Y)
 
-        handle = page.locator(".widget-hslider", has_text="delay (s)").locator(".noUi-handle")
-        handle.click()
-        page.evaluate("() => document.addEventListener('keydown', () => { window.__t0 = performance.now(); }, true)")
+        watch_delay_slider(page)
         events = """() => {
           const plot = """ + CLOCKS_PLOT + """;
           const statuses = plot.data.filter(t => ['on time', 'late, updated', 'side output', 'dropped'].includes(t.name));
@@ -57,17 +56,9 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
         # while the slider moves a light frame is drawn; once it rests, every event, with its status colour
         latencies, painted = [], []
         for _ in range(7):
-            page.evaluate(f"() => {{ window.__before = JSON.stringify(({EFFECTIVE_Y})()); }}")
-            page.keyboard.press("ArrowRight")
-            page.wait_for_function(
-                f"() => {{ const now = JSON.stringify(({EFFECTIVE_Y})());"
-                " if (now !== window.__before) { window.__dt = performance.now() - window.__t0; window.__painted = null;"
-                "   requestAnimationFrame(() => requestAnimationFrame(() => {"  # the frame with the new data is on screen
-                "     window.__painted = performance.now() - window.__t0; })); return true; }"
-                " return false; }", polling="raf", timeout=20_000)
-            latencies.append(page.evaluate("() => window.__dt"))
-            page.wait_for_function("() => window.__painted !== null", timeout=20_000)
-            painted.append(page.evaluate("() => window.__painted"))
+            _, changed, on_screen = time_arrow_right(page)
+            latencies.append(changed)
+            painted.append(on_screen)
             # a step, then a look: the light frame comes first, every event once the slider rests
             page.wait_for_function(f"() => ({events})().every(n => n === 20000)", timeout=20_000)
             page.wait_for_timeout(700)

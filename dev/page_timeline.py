@@ -6,7 +6,7 @@ when the biggest kernel message arrived in the page (the two-clocks update) and 
 data changed, and when that frame was on screen. With --trace, a Chrome trace of the last press lists the
 page's main-thread tasks and the GPU process's tasks (software WebGL when there is no GPU).
 
-    .venv/bin/python dev/page_timeline.py [--presses 6] [--trace]
+    .venv/bin/python dev/page_timeline.py [--presses 6] [--trace] [--compare]
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from jupyter_lab import (CHROMIUM, FLAGS, open_explorer, running_lab, time_arrow_right,  # noqa: E402
-                         watch_delay_slider)
+from jupyter_lab import (CHROMIUM, FLAGS, open_explorer, run_in_kernel, running_lab,  # noqa: E402
+                         time_arrow_right, watch_delay_slider)
 
 # every WebSocket message the page receives, with its arrival time (before JupyterLab handles it)
 RECORD_MESSAGES = """(() => { const Native = window.WebSocket; window.__messages = [];
@@ -73,6 +73,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--presses", type=int, default=6)
     parser.add_argument("--trace", action="store_true", help="Chrome trace of the last press, summarized")
+    parser.add_argument("--compare", action="store_true",
+                        help="then the same presses with the page frames off (every step from the kernel)")
     args = parser.parse_args()
     if CHROMIUM is None:
         sys.exit("Debian's chromium is not installed (apt-get install chromium)")
@@ -85,20 +87,29 @@ def main() -> None:
         open_explorer(page, url, token, Path(tmp))
         page.wait_for_timeout(3000)  # the background sweep and the first full frame
         watch_delay_slider(page)
-        rows = []
-        for number in range(args.presses):
-            tracing = args.trace and number == args.presses - 1
-            if tracing:
-                browser.start_tracing(page=page, path=str(Path(tmp) / "trace.json"), categories=TRACE_CATEGORIES)
-            rows.append(press(page))
-            if tracing:
-                page.wait_for_timeout(300)
-                browser.stop_tracing()
-            page.wait_for_timeout(1500)  # the full frame follows after 0.5 s; then a pause
-        print("ms from the keydown, per press:")
-        for name in rows[0]:
-            values = [row[name] for row in rows]
-            print(f"  {name:15} median {statistics.median(values):6.0f}   all {[round(v) for v in values]}")
+        modes = [("frames kept in the page", "")]
+        if args.compare:  # the same presses with every step sent by the kernel, in the same run
+            modes.append(("every step sent by the kernel",
+                          "explorer.page_frames.capacity = 0; explorer.page_frames.clear()"))
+        for number_of_mode, (mode, code) in enumerate(modes):
+            if code:
+                run_in_kernel(url, token, code)
+            rows = []
+            for number in range(args.presses):
+                tracing = args.trace and number_of_mode == 0 and number == args.presses - 1
+                if tracing:
+                    browser.start_tracing(page=page, path=str(Path(tmp) / "trace.json"), categories=TRACE_CATEGORIES)
+                rows.append(press(page))
+                if tracing:
+                    page.wait_for_timeout(300)
+                    browser.stop_tracing()
+                page.wait_for_timeout(1500)  # the full frame follows after 0.5 s; then a pause
+            print(f"{mode}: ms from the keydown, per press:")
+            for name in rows[0]:
+                values = [row[name] for row in rows]
+                shown = [v for v in values if v == v]  # NaN: no kernel message came before the data changed
+                median = f"{statistics.median(shown):6.0f}" if shown else "     -"
+                print(f"  {name:15} median {median}   all {['-' if v != v else round(v) for v in values]}")
         if args.trace:
             summarize_trace(Path(tmp) / "trace.json")
         browser.close()

@@ -70,6 +70,28 @@ def running_lab(root: Path) -> Iterator[tuple[str, str]]:
         server.wait(timeout=20)
 
 
+def run_in_kernel(url: str, token: str, code: str) -> str:
+    """Run ``code`` in the notebook's kernel, beside the page (as a second client, like a console), and
+    return what it printed."""
+    from jupyter_client import BlockingKernelClient
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    with urllib.request.urlopen(f"{url}/api/kernels?token={token}", timeout=10) as answer:
+        (kernel,) = json.load(answer)
+    client = BlockingKernelClient(connection_file=str(Path(jupyter_runtime_dir()) / f"kernel-{kernel['id']}.json"))
+    client.load_connection_file()
+    client.start_channels()
+    printed: list[str] = []
+    try:
+        reply = client.execute_interactive(code, timeout=60, output_hook=lambda msg: printed.append(
+            msg["content"]["text"]) if msg["msg_type"] == "stream" else None)
+    finally:
+        client.stop_channels()
+    if reply["content"]["status"] != "ok":
+        raise RuntimeError(f"{code!r} failed in the kernel: {reply['content'].get('evalue')}")
+    return "".join(printed)
+
+
 def open_explorer(page, url: str, token: str, shots: Path) -> None:
     """Open the notebook, run all cells and wait until the two clocks show a watermark."""
     page.goto(f"{url}/lab/tree/explorer.ipynb?reset&token={token}")
@@ -92,21 +114,40 @@ def open_explorer(page, url: str, token: str, shots: Path) -> None:
 
 
 def watch_delay_slider(page) -> None:
-    """Focus the delay slider's handle and note the time of every keydown (``window.__t0``)."""
+    """Focus the delay slider's handle; note the time of every keydown (``window.__t0``), and call
+    ``window.__on_plot_change`` right after the code that gave the effective watermark new values."""
     page.locator(".widget-hslider", has_text="delay (s)").locator(".noUi-handle").click()
-    page.evaluate("() => document.addEventListener('keydown', () => { window.__t0 = performance.now(); }, true)")
+    page.evaluate("""() => {
+      document.addEventListener('keydown', () => { window.__t0 = performance.now(); }, true);
+      // the moment new values are assigned, from the explorer's own drawing in the page or from plotly's widget
+      // drawing what the kernel sent (plotly.js's own events come from a promise that, for these WebGL traces,
+      // often never settles); the watcher runs once the JavaScript that assigned them has returned
+      const trace = (""" + CLOCKS_PLOT + """).data.find(t => t.name === 'effective watermark');
+      let y = trace.y;
+      Object.defineProperty(trace, 'y', {configurable: true, enumerable: true, get: () => y, set: (value) => {
+        y = value;
+        queueMicrotask(() => window.__on_plot_change && window.__on_plot_change());
+      }});
+    }""")
 
 
 def time_arrow_right(page) -> tuple[float, float, float]:
     """Press → on the focused slider; return the keydown's page time, and the ms from it until the effective
-    watermark's data changed and until that frame was on screen (two animation frames later)."""
-    page.evaluate(f"() => {{ window.__before = JSON.stringify(({EFFECTIVE_Y})()); window.__on_screen = null; }}")
+    watermark's data changed and until that frame was on screen (two animation frames later). The values it
+    changed to stay in ``window.__changed_y``.
+
+    The data has changed when the Plotly call that changed it has returned: the page may then spend a while
+    laying out and painting, which the on-screen time includes."""
+    page.evaluate("""() => {
+      const before = JSON.stringify((""" + EFFECTIVE_Y + """)());
+      window.__changed = window.__on_screen = null;
+      window.__on_plot_change = () => {
+        if (window.__changed !== null || JSON.stringify((""" + EFFECTIVE_Y + """)()) === before) return;
+        window.__changed = performance.now() - window.__t0;
+        window.__changed_y = (""" + EFFECTIVE_Y + """)();
+        requestAnimationFrame(() => requestAnimationFrame(() => { window.__on_screen = performance.now() - window.__t0; }));
+      };
+    }""")
     page.keyboard.press("ArrowRight")
-    page.wait_for_function(
-        f"() => {{ if (JSON.stringify(({EFFECTIVE_Y})()) === window.__before) return false;"
-        " window.__changed = performance.now() - window.__t0;"
-        " requestAnimationFrame(() => requestAnimationFrame(() => {"
-        "   window.__on_screen = performance.now() - window.__t0; }));"
-        " return true; }", polling="raf", timeout=20_000)
     page.wait_for_function("() => window.__on_screen !== null", timeout=20_000)
     return tuple(page.evaluate("() => [window.__t0, window.__changed, window.__on_screen]"))

@@ -6,8 +6,10 @@ compares two engines (a disagreement ringed in each panel) and runs the settings
 until the agreement badge shows. WX_SCREENSHOTS=docs/screenshots saves the screenshots there.
 
 With -s it prints two latencies from the keydown: "plot data changed" is when the page's figure holds the
-new arrays, and "on screen" is two animation frames later, once Chromium has drawn it. With software WebGL
-here, most of the difference is the GPU process drawing.
+new arrays (the Plotly call that set them has returned), and "on screen" is two animation frames later,
+once Chromium has drawn it. With software WebGL here, most of the difference is the GPU process drawing.
+Baselines from the same page: Plotly redrawing with nothing sent, and the same steps with the page's
+frames off, so every step makes the round trip to the kernel.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ import statistics
 from pathlib import Path
 
 import pytest
-from jupyter_lab import (CHROMIUM, CLOCKS_PLOT, EFFECTIVE_Y, FLAGS, open_explorer, running_lab, time_arrow_right,
-                         watch_delay_slider)
+from jupyter_lab import (CHROMIUM, CLOCKS_PLOT, EFFECTIVE_Y, FLAGS, open_explorer, run_in_kernel, running_lab,
+                         time_arrow_right, watch_delay_slider)
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
                                 "(apt-get install chromium; .ci/run installs it), so the browser test cannot run")
@@ -54,14 +56,21 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
           return [count('x'), count('y')];
         }"""
         # while the slider moves a light frame is drawn; once it rests, every event, with its status colour
-        latencies, painted = [], []
-        for _ in range(7):
+        def step() -> tuple[float, float]:
+            """One press, then a look: the light frame comes first, every event once the slider rests. The
+            light frame (drawn by the page from a frame it held, or sent by the kernel) has the effective
+            watermark of the settled one, to float32's precision."""
             _, changed, on_screen = time_arrow_right(page)
-            latencies.append(changed)
-            painted.append(on_screen)
-            # a step, then a look: the light frame comes first, every event once the slider rests
+            light = page.evaluate("() => window.__changed_y")
             page.wait_for_function(f"() => ({events})().every(n => n === 20000)", timeout=20_000)
             page.wait_for_timeout(700)
+            assert page.evaluate(EFFECTIVE_Y) == pytest.approx(light, abs=1e-3)
+            return changed, on_screen
+
+        latencies, painted = zip(*[step() for _ in range(7)])
+        # the page drew the steps from the frames the kernel computed ahead and handed it (page_frames.py);
+        # the first may come before the page holds its frame
+        assert int(run_in_kernel(url, token, "print(explorer.page_frames.drawn_in_page)")) >= 5
         after = page.evaluate(EFFECTIVE_Y)
         assert after != before
         markers = page.evaluate("""() => {
@@ -86,11 +95,18 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
           }
           return [times.sort((a, b) => a - b)[2], painted.sort((a, b) => a - b)[2]];
         }""")
+        # the same steps with every frame sent by the kernel, as before the page kept frames: the baseline
+        run_in_kernel(url, token, "explorer.page_frames.capacity = 0; explorer.page_frames.clear()")
+        kernel, kernel_painted = zip(*[step() for _ in range(4)])
+        run_in_kernel(url, token, "explorer.page_frames.capacity = 8")
         median, median_painted = statistics.median(latencies), statistics.median(painted)
         print(f"\nbrowser: keydown → plot data changed, median {median:.0f} ms, all {[round(x) for x in latencies]};"
               f" → that frame on screen, median {median_painted:.0f} ms, all {[round(x) for x in painted]}."
               f"\nSame page, settled figure, nothing sent: Plotly.redraw {redraw:.0f} ms, to screen {redraw_painted:.0f} ms"
-              f" (ratios {median / redraw:.1f} and {median_painted / redraw_painted:.1f})")
+              f" (ratios {median / redraw:.1f} and {median_painted / redraw_painted:.1f})."
+              f"\nSame page, every step sent by the kernel: data changed median {statistics.median(kernel):.0f} ms,"
+              f" on screen {statistics.median(kernel_painted):.0f} ms (page frames / kernel:"
+              f" {median / statistics.median(kernel):.2f} and {median_painted / statistics.median(kernel_painted):.2f})")
         page.screenshot(path=str(shots / "explorer.png"), full_page=True)
         page.locator(".js-plotly-plot").first.screenshot(path=str(shots / "two-clocks.png"))
 

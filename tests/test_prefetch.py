@@ -121,3 +121,17 @@ def test_moving_a_slider_down_computes_the_values_below_it():
     assert explorer._frames.was_prefetched((explorer.controls.config(allowed=3.0), key))
     assert not explorer._frames.was_prefetched((explorer.controls.config(allowed=2.5), key))
     explorer.wait_for_curve()  # a sweep thread still running at interpreter exit aborts the process
+
+
+def test_when_ready_hands_over_each_computed_value_and_skips_failures_and_keys_not_kept():
+    make = Recorder()
+    cache = Prefetcher(make, size=2)
+    got = []
+    cache.prefetch(["slow", "a", "bad"])  # a cache of two: "slow" (already running) is no longer kept
+    for key in ("slow", "a", "bad", "never asked"):
+        cache.when_ready(key, got.append)
+    make.release.set()
+    cache.wait(10)
+    assert got == ["aa"]  # on the worker, once "a" was computed; "bad" raised, the others are not kept
+    cache.when_ready("a", got.append)  # already computed: called at once, here
+    assert got == ["aa", "aa"]

@@ -30,6 +30,7 @@ from explorer.ui.controls import Controls
 from explorer.ui.panels import ComparePanel, ExportPanel, SparkPanel
 from explorer.ui.figures import (POINT_BUDGET, ALL_KEYS, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
                                  STATUS_LABELS, STATUSES, TwoClocks, compact, delay_histogram, send, two_clocks)
+from explorer.ui.page_frames import ClocksUpdate, PageFrames
 from explorer.ui.prefetch import Prefetcher
 
 S = MICROS["s"]
@@ -95,6 +96,11 @@ class Explorer:
         self.export_panel = ExportPanel(self.controls.config)
         self._build_data_picker()
         self.clocks = self._clocks_figure()
+        self._stream_generation = 0  # part of every frame request: frames of an earlier stream never match
+        self._request: tuple[int, RunConfig, str] | None = None  # what the two clocks show (or are about to)
+        watched = [w for w in self.controls.all if w is not self.controls.delay] + [self.key, self.batch]
+        self.page_frames = PageFrames(self.controls.delay, watched, self.clocks,
+                                      on_drawn=self._on_page_drawn, on_missed=self._on_page_missed)
         self.clocks.observe(self._on_page_drew, names="_js2py_traceDeltas")  # plotly 7's page → kernel report
         self.histogram = self._histogram_figure()
         self.curve_figure = self._curve_figure()
@@ -177,10 +183,13 @@ class Explorer:
     def _load_stream(self, stream: Stream, reset: bool) -> None:
         self.stream = stream
         self._curve_key = None
+        self._stream_generation += 1
+        self.page_frames.clear()
         if self._frames is not None:
             self._frames.clear()
-        # computing ahead keeps the frame shown, two ahead and one back; otherwise only the frame shown
-        self._frames = Prefetcher(partial(_make_frame, stream), size=4 if self._computes_ahead() else 1)
+        # computing ahead keeps the frame shown, two ahead and one back, and the delay's two neighbours when
+        # another slider moved; otherwise only the frame shown
+        self._frames = Prefetcher(partial(_make_frame, stream), size=6 if self._computes_ahead() else 1)
         keys = stream.keys
         self._quiet = True
         try:
@@ -303,6 +312,7 @@ class Explorer:
             config = self.controls.config()
             self._frame = self._frames.get((config, self.key.value))
             self.result = self._frame.result
+            request = (self._stream_generation, config, self.key.value)
         except InputError as exc:
             self._say(str(exc))
             return
@@ -316,17 +326,59 @@ class Explorer:
                 self.batch.value = last_batch
         finally:
             self._quiet = False
+        page_drew = not reset_stepper and self._page_holds(request)
+        self._request = request
         if reset_stepper:
             self._frame_view(config)
             self._draw()
             self._side_figures(config)
         else:  # a control moved: a light frame now; every point and the side figures once the controls rest
-            self._draw(budget=INTERACTIVE_BUDGET)
+            if not page_drew:  # else the page drew it itself, and says so (_on_page_drawn)
+                self._draw(budget=INTERACTIVE_BUDGET)
             self._settle(config)
         self._cards()
         self.export_panel.refresh()
         self.last_update_ms = (time.perf_counter() - start) * 1000
-        self._prefetch_wanted = True  # once the page has drawn this frame: computing ahead now would slow it
+        if page_drew:
+            self.prefetch_neighbours()
+        else:
+            self._prefetch_wanted = True  # once the page has drawn this frame: computing ahead now would slow it
+
+    def _page_holds(self, request: tuple[int, RunConfig, str]) -> bool:
+        """Whether the page held this step's frame when the slider moved, and so drew it (page_frames.py)."""
+        return self.batch.value >= self.batch.max and self.page_frames.holds(request, delay_of(request[1]) / S)
+
+    def _on_page_drawn(self, request: tuple[int, RunConfig, str], update: ClocksUpdate) -> None:
+        """The page drew a frame it held: the Python figure now mirrors it, sending nothing, so the next update
+        is computed against what the page shows. (Plotly's FigureWidget has no public way to take a change
+        the page made by itself; these are the steps its plotly_update takes before sending.)"""
+        with self._draw_lock:
+            indexes = sorted(update.traces)
+            self.clocks._perform_plotly_restyle(
+                {key: [update.traces[i][key] for i in indexes] for key in ("x", "y", "text")}, indexes)
+            self.clocks._perform_plotly_relayout({"title.text": update.title})
+            self._sent_title = update.title
+            self._rows.update(update.rows)
+            self.figure_note = update.note
+            if request != self._request:  # a control changed in the kernel meanwhile (a preset)
+                self._draw(budget=INTERACTIVE_BUDGET)
+
+    def _on_page_missed(self, request: tuple[int, RunConfig, str]) -> None:
+        """The page held the frame but could not draw it: send it after all."""
+        if request == self._request:
+            self._draw(budget=INTERACTIVE_BUDGET)
+
+    def _push_page_frame(self, request: tuple[int, RunConfig, str], frame: Frame) -> None:
+        """Hand a frame computed ahead to the page, if it is one step of the delay slider from what is shown
+        (on the prefetch thread)."""
+        shown = self._request
+        _, config, key = request
+        if (shown is None or shown[0] != request[0] or shown[2] != key
+                or apply_delay(shown[1], 0) != apply_delay(config, 0) or self.batch.value < self.batch.max):
+            return
+        delay = delay_of(config) / S
+        if not self.page_frames.holds(request, delay):
+            self.page_frames.push(request, delay, self._clocks_update(frame.result, frame.light, None))
 
     def wait_for_prefetch(self, timeout: float = 30.0) -> None:
         """Block until the frames computed ahead are ready (tests and benchmarks only)."""
@@ -349,9 +401,17 @@ class Explorer:
         slider, direction = self._moving
         try:
             nearby = self.controls.neighbours(slider, direction)
+            if slider != "delay":  # the delay's two neighbours too, for the page (page_frames.py)
+                nearby += [next(iter(self.controls.neighbours("delay", d)), None) for d in (1, -1)]
         except InputError:
             return
-        self._frames.prefetch((config, self.key.value) for config in nearby)
+        key, shown_delay = self.key.value, delay_of(self.controls.config())
+        requests = [(config, key) for config in nearby if config is not None]
+        self._frames.prefetch(requests)
+        for config, _ in requests:
+            if delay_of(config) != shown_delay:  # _push_page_frame checks that nothing else differs
+                self._frames.when_ready((config, key), partial(self._push_page_frame,
+                                                               (self._stream_generation, config, key)))
 
     def show_result(self, result: Result) -> None:
         """Draw a Result computed elsewhere (Spark's) over the preview, for the same stream and settings."""
@@ -413,31 +473,39 @@ class Explorer:
             data = frame.light  # computed with the Result, perhaps ahead of time
         else:
             data = two_clocks(self.result, key=self.key.value, upto_batch=upto, budget=budget)
-        self.figure_note = data.note  # what the figure says it left out (the page shows it under the title)
-        fig, t = self.clocks, self._trace
-        scope = "per key" if self.result.config.time.scope.value == "key" else self.result.config.time.scope.value
-        title = f"The two clocks — {self.stream.name}, {self.result.config.window}, watermark {scope}"
-        if self.result.engine != "local":
-            title += f" — computed by {self.result.engine}"
+        update = self._clocks_update(self.result, data, upto)
+        self._rows.update(update.rows)
+        self.figure_note = update.note
+        # one redraw per frame; an unchanged title is not resent
+        send(self.clocks, update.traces, {"title.text": update.title} if update.title != self._sent_title else None)
+        self._sent_title = update.title
+
+    def _clocks_update(self, result: Result, data: TwoClocks, upto: int | None) -> ClocksUpdate:
+        """The arrays and title of one two-clocks frame, as the kernel sends them or the page keeps them."""
+        t = self._trace
+        scope = "per key" if result.config.time.scope.value == "key" else result.config.time.scope.value
+        title = f"The two clocks — {self.stream.name}, {result.config.window}, watermark {scope}"
+        if result.engine != "local":
+            title += f" — computed by {result.engine}"
         if upto is not None:
             title += f", up to batch {upto}"
-        if data.note:  # in the title, not an annotation: a new annotation makes Plotly lay the figure out again
+        if data.note:  # what the figure leaves out, in the title: a new annotation makes Plotly lay it all out again
             title += f"<br><span style='font-size:11px;color:#a00'>{html.escape(data.note)}</span>"
         # a frame drawn while a control moves is not read closely: no hover text, positions in float32 if exact enough
         light = data.shown < data.total
         position = compact if light else np.asarray
         lines = {t("diagonal"): data.diagonal, t("bands"): data.bands, t("watermark"): data.watermark,
                  t("effective"): data.effective}
-        updates = {i: {"x": position(x), "y": position(y), "text": None} for i, (x, y) in lines.items()}
+        traces = {i: {"x": position(x), "y": position(y), "text": None} for i, (x, y) in lines.items()}
+        rows = {}
         for name, points in data.events.items():
-            updates[t(name)] = {"x": position(points.x), "y": position(points.y), "text": None}
-            self._rows[name] = points.rows
+            traces[t(name)] = {"x": position(points.x), "y": position(points.y), "text": None}
+            rows[name] = points.rows
         for reason, markers in data.emissions.items():
-            updates[t(reason)] = {"x": position(markers.x), "y": position(markers.y),
-                                  "text": None if light else markers.text}
-            self._rows[reason] = markers.rows
-        send(fig, updates, {"title.text": title} if title != self._sent_title else None)  # one redraw per frame
-        self._sent_title = title
+            traces[t(reason)] = {"x": position(markers.x), "y": position(markers.y),
+                                 "text": None if light else markers.text}
+            rows[reason] = markers.rows
+        return ClocksUpdate(traces, title, rows, data.note)
 
     def _cards(self) -> None:
         m = self.result.metrics
@@ -549,7 +617,8 @@ class Explorer:
         target = W.HBox([self.target, self.suggestion])
         right = W.VBox([self.message, self.cards, self.clocks, stepper,
                         W.HBox([self.histogram, self.curve_figure]), target,
-                        W.HTML("<b>Inspector</b>"), self.inspector, self.panels()], layout=W.Layout(flex="1"))
+                        W.HTML("<b>Inspector</b>"), self.inspector, self.panels(), self.page_frames],
+                       layout=W.Layout(flex="1"))
         return W.HBox([left, right])
 
     def panels(self) -> W.Accordion:

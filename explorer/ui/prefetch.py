@@ -52,16 +52,22 @@ class Prefetcher(Generic[T]):
             else:
                 self._keep(key, self._pool.submit(self._make, key))
 
+    def when_ready(self, key: Hashable, callback: Callable[[T], None]) -> None:
+        """Call ``callback(value)`` once the kept ``key`` is computed: on the worker, or here if it is done.
+        Nothing is called for a key not kept, evicted before it ran, or whose ``make`` raised."""
+        future = self._futures.get(key)
+        if future is not None:
+            future.add_done_callback(lambda f: None if f.cancelled() or f.exception() else callback(f.result()))
+
     def was_prefetched(self, key: Hashable) -> bool:
         """True when ``key`` is ready without computing (for tests and benchmarks)."""
         future = self._futures.get(key)
         return future is not None and future.done() and future.exception() is None
 
     def wait(self, timeout: float | None = None) -> None:
-        """Block until every queued key is computed (tests and benchmarks only)."""
-        for future in list(self._futures.values()):
-            if not future.cancelled():
-                future.exception(timeout)
+        """Block until every queued key is computed and handed to its ``when_ready`` callbacks (tests and
+        benchmarks only): the one worker reaches a no-op only after all of that."""
+        self._pool.submit(lambda: None).result(timeout)
 
     def clear(self) -> None:
         """Forget everything (the stream changed, so every kept frame is wrong)."""

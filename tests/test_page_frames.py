@@ -1,0 +1,128 @@
+"""The kernel's side of the page frames (page_frames.py): which frames it hands the page, and what it sends
+(or not) when the page says it held, drew or missed a step. The page's side is in the browser test; here the
+page's messages are the dicts page_frames.js sends, given to the widget's message handler."""
+
+import numpy as np
+import pytest
+
+from explorer import generate
+from explorer.ui import Explorer
+
+
+@pytest.fixture
+def explorer():
+    explorer = Explorer(generate("textbook", events=8000), "textbook")  # over the light frame's 5,000
+    explorer.controls.delay.value = 5.0
+    explorer.wait_until_settled()
+    return explorer
+
+
+class Page:
+    """Records what the kernel sends the page; answers as page_frames.js does."""
+
+    def __init__(self, explorer):
+        self.explorer = explorer
+        self.frames: dict[float, tuple[dict, list]] = {}  # delay → the latest frame message and its buffers
+        self.cleared = 0
+        self.figure_messages = []
+        widget = explorer.page_frames
+        send = widget.send
+
+        def recording_send(content, buffers=None):
+            if content["kind"] == "frame":
+                self.frames[content["delay"]] = (content, buffers)
+            else:
+                self.cleared += 1
+            send(content, buffers)
+
+        widget.send = recording_send
+        explorer.clocks.observe(lambda change: change["new"] and self.figure_messages.append(change["new"]),
+                                names=["_py2js_update", "_py2js_restyle", "_py2js_relayout"])
+
+    def say(self, **content):
+        self.explorer.page_frames._on_page_message(None, content, [])
+
+    def hold_everything(self):
+        self.say(kind="held", frames=[[d, c["token"]] for d, (c, _) in self.frames.items()])
+
+    def arrays(self, delay) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        content, buffers = self.frames[delay]
+        decode = lambda spec: np.frombuffer(buffers[spec["buffer"]], dtype=spec["dtype"])  # noqa: E731
+        return {i: (decode(x), decode(y)) for i, x, y in zip(content["traces"], content["x"], content["y"])}
+
+
+def drawn(explorer) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    return {i: (np.asarray(t.x, dtype=float), np.asarray(t.y, dtype=float)) for i, t in enumerate(explorer.clocks.data)}
+
+
+def same(a, b) -> bool:
+    return a.keys() == b.keys() and all(
+        np.array_equal(np.asarray(a[i][k], dtype=float), np.asarray(b[i][k], dtype=float), equal_nan=True)
+        for i in a for k in (0, 1))
+
+
+def test_the_page_gets_the_delay_steps_computed_ahead_each_as_the_kernel_would_draw_it(explorer):
+    page = Page(explorer)
+    explorer.prefetch_neighbours()  # the delay moved last (up): one and two steps up, one down
+    explorer.wait_for_prefetch()
+    assert sorted(page.frames) == [4.5, 5.5, 6.0]
+    content, _ = page.frames[5.5]
+    watched = {model_id for model_id, _, _ in content["context"]}
+    assert explorer.controls.delay.model_id not in watched
+    assert {explorer.controls.allowed.model_id, explorer.key.model_id, explorer.batch.model_id} <= watched
+    held = page.arrays(5.5)
+    explorer.page_frames.capacity = 0  # the page holds nothing: the kernel draws the step itself
+    explorer.controls.delay.value = 5.5
+    assert same(held, drawn(explorer))
+
+
+def test_a_step_the_page_held_is_not_sent_and_is_mirrored_once_the_page_drew_it(explorer):
+    page = Page(explorer)
+    explorer.prefetch_neighbours()
+    explorer.wait_for_prefetch()
+    page.hold_everything()
+    before = drawn(explorer)
+    explorer.controls.delay.value = 5.5
+    assert page.figure_messages == [] and same(drawn(explorer), before)  # the page draws it, not the kernel
+    assert explorer.result.config.time.bound == 5_500_000  # the cards and the inspector follow the step
+    page.say(kind="drew", token=page.frames[5.5][0]["token"])
+    assert same(drawn(explorer), page.arrays(5.5)) and page.figure_messages == []
+    assert explorer.page_frames.drawn_in_page == 1
+    explorer.wait_until_settled()  # every event once the slider rests, sent against what the page shows
+    assert len(page.figure_messages) == 1
+    assert sum(len(explorer.clocks.data[i].x) for i in range(2, 6)) == 8000
+
+
+def test_a_step_the_page_could_not_draw_is_sent_by_the_kernel(explorer):
+    page = Page(explorer)
+    explorer.prefetch_neighbours()
+    explorer.wait_for_prefetch()
+    page.hold_everything()
+    explorer.controls.delay.value = 5.5
+    assert page.figure_messages == []
+    page.say(kind="missed", token=page.frames[5.5][0]["token"])
+    assert len(page.figure_messages) == 1 and same(drawn(explorer), page.arrays(5.5))
+
+
+def test_a_frame_computed_for_other_settings_is_not_counted_as_held(explorer):
+    page = Page(explorer)
+    explorer.prefetch_neighbours()
+    explorer.wait_for_prefetch()
+    page.hold_everything()
+    explorer.controls.allowed.value = 2.0
+    page.figure_messages.clear()
+    explorer.controls.delay.value = 5.5  # the page holds 5.5, but for allowed lateness 0
+    assert len(page.figure_messages) == 1
+
+
+def test_a_new_stream_clears_the_page_and_its_frames_no_longer_count(explorer):
+    page = Page(explorer)
+    explorer.prefetch_neighbours()
+    explorer.wait_for_prefetch()
+    page.hold_everything()
+    explorer._load_stream(generate("textbook", events=2000, seed=3), reset=True)
+    assert page.cleared == 1
+    page.hold_everything()  # a page that missed the clear still reports the old tokens
+    page.figure_messages.clear()
+    explorer.controls.delay.value = 5.5
+    assert len(page.figure_messages) == 1

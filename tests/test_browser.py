@@ -96,9 +96,10 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
           return [times.sort((a, b) => a - b)[2], painted.sort((a, b) => a - b)[2]];
         }""")
         # the same steps with every frame sent by the kernel, as before the page kept frames: the baseline
+        capacity = run_in_kernel(url, token, "print(explorer.page_frames.capacity)").strip()
         run_in_kernel(url, token, "explorer.page_frames.capacity = 0; explorer.page_frames.clear()")
         kernel, kernel_painted = zip(*[step() for _ in range(4)])
-        run_in_kernel(url, token, "explorer.page_frames.capacity = 8")
+        run_in_kernel(url, token, f"explorer.page_frames.capacity = {capacity}")
         median, median_painted = statistics.median(latencies), statistics.median(painted)
         print(f"\nbrowser: keydown → plot data changed, median {median:.0f} ms, all {[round(x) for x in latencies]};"
               f" → that frame on screen, median {median_painted:.0f} ms, all {[round(x) for x in painted]}."
@@ -107,6 +108,16 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
               f"\nSame page, every step sent by the kernel: data changed median {statistics.median(kernel):.0f} ms,"
               f" on screen {statistics.median(kernel_painted):.0f} ms (page frames / kernel:"
               f" {median / statistics.median(kernel):.2f} and {median_painted / statistics.median(kernel_painted):.2f})")
+        # the other sliders' steps come from the page too, once the one moved has handed it its neighbours
+        drawn_before = int(run_in_kernel(url, token, "print(explorer.page_frames.drawn_in_page)"))
+        page.locator(".widget-hslider", has_text="allowed lateness").locator(".noUi-handle").click()
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+            page.wait_for_timeout(1200)
+        assert int(run_in_kernel(url, token, "print(explorer.page_frames.drawn_in_page)")) >= drawn_before + 1
+        late_updated = """() => (""" + CLOCKS_PLOT + """).data.find(t => t.name === 'late, updated').x.length"""
+        assert page.evaluate(late_updated) > 0  # 1.5 s of allowed lateness takes some late events in
+
         page.screenshot(path=str(shots / "explorer.png"), full_page=True)
         page.locator(".js-plotly-plot").first.screenshot(path=str(shots / "two-clocks.png"))
 

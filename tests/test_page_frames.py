@@ -22,7 +22,7 @@ class Page:
 
     def __init__(self, explorer):
         self.explorer = explorer
-        self.frames: dict[float, tuple[dict, list]] = {}  # delay → the latest frame message and its buffers
+        self.frames: dict[tuple[str, float], tuple[dict, list]] = {}  # (slider, value) → the latest frame sent
         self.cleared = 0
         self.figure_messages = []
         widget = explorer.page_frames
@@ -30,7 +30,7 @@ class Page:
 
         def recording_send(content, buffers=None):
             if content["kind"] == "frame":
-                self.frames[content["delay"]] = (content, buffers)
+                self.frames[self.name_of(content["slider"]), content["value"]] = (content, buffers)
             else:
                 self.cleared += 1
             send(content, buffers)
@@ -39,14 +39,21 @@ class Page:
         explorer.clocks.observe(lambda change: change["new"] and self.figure_messages.append(change["new"]),
                                 names=["_py2js_update", "_py2js_restyle", "_py2js_relayout"])
 
+    def name_of(self, model_id: str) -> str:
+        controls = self.explorer.controls
+        return next(name for name in controls.SLIDERS if getattr(controls, name).model_id == model_id)
+
+    def token(self, slider: str, value: float) -> int:
+        return self.frames[slider, value][0]["token"]
+
     def say(self, **content):
         self.explorer.page_frames._on_page_message(None, content, [])
 
     def hold_everything(self):
-        self.say(kind="held", frames=[[d, c["token"]] for d, (c, _) in self.frames.items()])
+        self.say(kind="held", tokens=[content["token"] for content, _ in self.frames.values()])
 
-    def arrays(self, delay) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-        content, buffers = self.frames[delay]
+    def arrays(self, slider: str, value: float) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        content, buffers = self.frames[slider, value]
         decode = lambda spec: np.frombuffer(buffers[spec["buffer"]], dtype=spec["dtype"])  # noqa: E731
         return {i: (decode(x), decode(y)) for i, x, y in zip(content["traces"], content["x"], content["y"])}
 
@@ -65,12 +72,12 @@ def test_the_page_gets_the_delay_steps_computed_ahead_each_as_the_kernel_would_d
     page = Page(explorer)
     explorer.prefetch_neighbours()  # the delay moved last (up): one and two steps up, one down
     explorer.wait_for_prefetch()
-    assert sorted(page.frames) == [4.5, 5.5, 6.0]
-    content, _ = page.frames[5.5]
+    assert sorted(page.frames) == [("delay", 4.5), ("delay", 5.5), ("delay", 6.0)]
+    content, _ = page.frames["delay", 5.5]
     watched = {model_id for model_id, _, _ in content["context"]}
-    assert explorer.controls.delay.model_id not in watched
+    assert explorer.controls.delay.model_id not in watched  # the page compares every other control
     assert {explorer.controls.allowed.model_id, explorer.key.model_id, explorer.batch.model_id} <= watched
-    held = page.arrays(5.5)
+    held = page.arrays("delay", 5.5)
     explorer.page_frames.capacity = 0  # the page holds nothing: the kernel draws the step itself
     explorer.controls.delay.value = 5.5
     assert same(held, drawn(explorer))
@@ -85,8 +92,8 @@ def test_a_step_the_page_held_is_not_sent_and_is_mirrored_once_the_page_drew_it(
     explorer.controls.delay.value = 5.5
     assert page.figure_messages == [] and same(drawn(explorer), before)  # the page draws it, not the kernel
     assert explorer.result.config.time.bound == 5_500_000  # the cards and the inspector follow the step
-    page.say(kind="drew", token=page.frames[5.5][0]["token"])
-    assert same(drawn(explorer), page.arrays(5.5)) and page.figure_messages == []
+    page.say(kind="drew", token=page.token("delay", 5.5))
+    assert same(drawn(explorer), page.arrays("delay", 5.5)) and page.figure_messages == []
     assert explorer.page_frames.drawn_in_page == 1
     explorer.wait_until_settled()  # every event once the slider rests, sent against what the page shows
     assert len(page.figure_messages) == 1
@@ -100,8 +107,8 @@ def test_a_step_the_page_could_not_draw_is_sent_by_the_kernel(explorer):
     page.hold_everything()
     explorer.controls.delay.value = 5.5
     assert page.figure_messages == []
-    page.say(kind="missed", token=page.frames[5.5][0]["token"])
-    assert len(page.figure_messages) == 1 and same(drawn(explorer), page.arrays(5.5))
+    page.say(kind="missed", token=page.token("delay", 5.5))
+    assert len(page.figure_messages) == 1 and same(drawn(explorer), page.arrays("delay", 5.5))
 
 
 def test_a_frame_computed_for_other_settings_is_not_counted_as_held(explorer):
@@ -126,3 +133,21 @@ def test_a_new_stream_clears_the_page_and_its_frames_no_longer_count(explorer):
     page.figure_messages.clear()
     explorer.controls.delay.value = 5.5
     assert len(page.figure_messages) == 1
+
+
+def test_the_other_sliders_steps_go_to_the_page_too_with_the_delays_neighbours(explorer):
+    page = Page(explorer)
+    explorer.controls.allowed.value = 1.0  # drawn by the kernel; its neighbours are computed once the page drew
+    explorer.prefetch_neighbours()  # what the page's report of that drawing starts
+    explorer.wait_for_prefetch()
+    assert sorted(page.frames) == [("allowed", 0.5), ("allowed", 1.5), ("allowed", 2.0), ("delay", 4.5),
+                                   ("delay", 5.5)]
+    content, _ = page.frames["allowed", 1.5]
+    context = {model_id: value for model_id, _, value in content["context"]}
+    assert explorer.controls.allowed.model_id not in context and context[explorer.controls.delay.model_id] == 5.0
+    page.hold_everything()
+    page.figure_messages.clear()
+    explorer.controls.allowed.value = 1.5
+    assert page.figure_messages == [] and explorer.result.config.time.allowed_lateness == 1_500_000
+    page.say(kind="drew", token=page.token("allowed", 1.5))
+    assert same(drawn(explorer), page.arrays("allowed", 1.5))

@@ -98,8 +98,8 @@ class Explorer:
         self.clocks = self._clocks_figure()
         self._stream_generation = 0  # part of every frame request: frames of an earlier stream never match
         self._request: tuple[int, RunConfig, str] | None = None  # what the two clocks show (or are about to)
-        watched = [w for w in self.controls.all if w is not self.controls.delay] + [self.key, self.batch]
-        self.page_frames = PageFrames(self.controls.delay, watched, self.clocks,
+        self.page_frames = PageFrames([getattr(self.controls, name) for name in self.controls.SLIDERS],
+                                      self.controls.all + [self.key, self.batch], self.clocks,
                                       on_drawn=self._on_page_drawn, on_missed=self._on_page_missed)
         self.clocks.observe(self._on_page_drew, names="_js2py_traceDeltas")  # plotly 7's page → kernel report
         self.histogram = self._histogram_figure()
@@ -188,7 +188,7 @@ class Explorer:
         if self._frames is not None:
             self._frames.clear()
         # computing ahead keeps the frame shown, two ahead and one back, and the delay's two neighbours when
-        # another slider moved; otherwise only the frame shown
+        # another slider moved last; otherwise only the frame shown
         self._frames = Prefetcher(partial(_make_frame, stream), size=6 if self._computes_ahead() else 1)
         keys = stream.keys
         self._quiet = True
@@ -346,7 +346,7 @@ class Explorer:
 
     def _page_holds(self, request: tuple[int, RunConfig, str]) -> bool:
         """Whether the page held this step's frame when the slider moved, and so drew it (page_frames.py)."""
-        return self.batch.value >= self.batch.max and self.page_frames.holds(request, delay_of(request[1]) / S)
+        return self.batch.value >= self.batch.max and self.page_frames.holds(request)
 
     def _on_page_drawn(self, request: tuple[int, RunConfig, str], update: ClocksUpdate) -> None:
         """The page drew a frame it held: the Python figure now mirrors it, sending nothing, so the next update
@@ -368,17 +368,16 @@ class Explorer:
         if request == self._request:
             self._draw(budget=INTERACTIVE_BUDGET)
 
-    def _push_page_frame(self, request: tuple[int, RunConfig, str], frame: Frame) -> None:
-        """Hand a frame computed ahead to the page, if it is one step of the delay slider from what is shown
-        (on the prefetch thread)."""
-        shown = self._request
-        _, config, key = request
-        if (shown is None or shown[0] != request[0] or shown[2] != key
-                or apply_delay(shown[1], 0) != apply_delay(config, 0) or self.batch.value < self.batch.max):
+    def _push_page_frame(self, slider: str, value: float, request: tuple[int, RunConfig, str], frame: Frame) -> None:
+        """Hand a frame computed ahead to the page if it is still one slider step from the controls (this runs
+        on the prefetch thread, so they may have moved meanwhile)."""
+        try:
+            still_near = request == (self._stream_generation, self.controls.config(**{slider: value}), self.key.value)
+        except InputError:
             return
-        delay = delay_of(config) / S
-        if not self.page_frames.holds(request, delay):
-            self.page_frames.push(request, delay, self._clocks_update(frame.result, frame.light, None))
+        if still_near and self.batch.value >= self.batch.max and not self.page_frames.holds(request):
+            self.page_frames.push(request, getattr(self.controls, slider), value,
+                                  self._clocks_update(frame.result, frame.light, None))
 
     def wait_for_prefetch(self, timeout: float = 30.0) -> None:
         """Block until the frames computed ahead are ready (tests and benchmarks only)."""
@@ -399,19 +398,18 @@ class Explorer:
         if not self._computes_ahead():
             return
         slider, direction = self._moving
+        steps = [(slider, value) for value in self.controls.neighbours(slider, direction)]
+        if slider != "delay":  # and the delay's neighbours, the slider most moved
+            steps += [("delay", value) for value in self.controls.neighbours("delay", steps=(1, -1))]
+        key = self.key.value
         try:
-            nearby = self.controls.neighbours(slider, direction)
-            if slider != "delay":  # the delay's two neighbours too, for the page (page_frames.py)
-                nearby += [next(iter(self.controls.neighbours("delay", d)), None) for d in (1, -1)]
+            requests = [(name, value, self.controls.config(**{name: value})) for name, value in steps]
         except InputError:
             return
-        key, shown_delay = self.key.value, delay_of(self.controls.config())
-        requests = [(config, key) for config in nearby if config is not None]
-        self._frames.prefetch(requests)
-        for config, _ in requests:
-            if delay_of(config) != shown_delay:  # _push_page_frame checks that nothing else differs
-                self._frames.when_ready((config, key), partial(self._push_page_frame,
-                                                               (self._stream_generation, config, key)))
+        self._frames.prefetch((config, key) for _, _, config in requests)
+        for name, value, config in requests:  # each to the page once computed (page_frames.py)
+            self._frames.when_ready((config, key), partial(self._push_page_frame, name, value,
+                                                           (self._stream_generation, config, key)))
 
     def show_result(self, result: Result) -> None:
         """Draw a Result computed elsewhere (Spark's) over the preview, for the same stream and settings."""

@@ -96,12 +96,12 @@ class Controls:
         )
         return apply_delay(config, round(value["delay"] * S))
 
-    def neighbours(self, slider: str, direction: int = 1) -> list[RunConfig]:
-        """The configs one and two steps along ``slider`` in ``direction``, then one step back: where a
-        slider that is being moved goes next."""
+    def neighbours(self, slider: str, direction: int = 1, steps: tuple[int, ...] = (1, 2, -1)) -> list[float]:
+        """The values ``steps`` steps along ``slider`` in ``direction`` (one and two on, then one back), within
+        its range: where a slider that is being moved goes next (``config(**{slider: value})`` for each)."""
         widget = getattr(self, slider)
-        values = [widget.value + k * direction * widget.step for k in (1, 2, -1)]
-        return [self.config(**{slider: v}) for v in values if widget.min <= v <= widget.max]
+        values = [widget.value + k * direction * widget.step for k in steps]
+        return [v for v in values if widget.min <= v <= widget.max]
 
     def slider_name(self, widget: W.Widget) -> str | None:
         return next((name for name in self.SLIDERS if getattr(self, name) is widget), None)

@@ -1,5 +1,5 @@
-// The delay slider's next frames, kept in the page: a step whose frame is here is drawn at once, with no
-// round trip to the kernel. See page_frames.py for the protocol.
+// The sliders' next frames, kept in the page: a step whose frame is here is drawn at once, with no round trip
+// to the kernel. See page_frames.py for the protocol.
 
 const widgetId = (ref) => String(ref).replace(/^IPY_MODEL_/, "");
 
@@ -19,20 +19,17 @@ function near(a, b) {
 
 export default {
   async initialize({ model }) {
-    const frames = new Map(); // delay → {token, context, traces, x, y, text, title}
-    const slider = await model.widget_manager.get_model(widgetId(model.get("slider")));
-    const watched = {};
-    for (const ref of model.get("watched")) {
-      const id = widgetId(ref);
-      watched[id] = await model.widget_manager.get_model(id);
-    }
+    const models = async (refs) => Promise.all(refs.map((ref) => model.widget_manager.get_model(widgetId(ref))));
+    const [figure] = await models([model.get("figure")]);
+    const sliders = await models(model.get("sliders"));
+    const watched = Object.fromEntries((await models(model.get("watched"))).map((m) => [m.model_id, m]));
+    let frames = []; // oldest first: {token, slider, value, context, traces, x, y, text, title}
 
-    const report = () => model.send({ kind: "held", frames: [...frames].map(([d, f]) => [d, f.token]) });
-    const frameAt = (delay) => [...frames].find(([d]) => near(d, delay));
+    const report = () => model.send({ kind: "held", tokens: frames.map((f) => f.token) });
+    const frameAt = (slider, value) => frames.find((f) => f.slider === slider && near(f.value, value));
     // the frame was computed for these control values; any other value in the page makes it wrong
     const current = (context) => context.every(([id, trait, value]) => watched[id] && watched[id].get(trait) === value);
 
-    const figure = await model.widget_manager.get_model(widgetId(model.get("figure")));
     // Drawn through the figure's own widget model, as if the kernel had sent the frame: every view of it
     // redraws with its own plotly.js, and the model's data stays what the page shows.
     function draw(frame) {
@@ -54,33 +51,34 @@ export default {
       return true;
     }
 
-    let pending = null;
-    slider.on("change:value", () => {
-      // after the slider's own handlers (which send the value to the kernel), before the next paint
-      const first = pending === null;
-      pending = slider.get("value");
-      if (!first) return;
-      queueMicrotask(() => {
-        const delay = pending;
-        pending = null;
-        const held = frameAt(delay);
-        if (!held) return; // the kernel knows this page has no frame there and draws it itself
-        const drew = current(held[1].context) && draw(held[1]);
-        model.send({ kind: drew ? "drew" : "missed", token: held[1].token });
+    let pending = null; // the latest slider move not drawn yet
+    for (const slider of sliders) {
+      slider.on("change:value", () => {
+        // after the slider's own handlers (which send the value to the kernel), before the next paint
+        const first = pending === null;
+        pending = [slider.model_id, slider.get("value")];
+        if (!first) return;
+        queueMicrotask(() => {
+          const frame = frameAt(...pending);
+          pending = null;
+          if (!frame) return; // the kernel knows this page holds no such frame and draws the step itself
+          const drew = current(frame.context) && draw(frame);
+          model.send({ kind: drew ? "drew" : "missed", token: frame.token });
+        });
       });
-    });
+    }
 
     model.on("msg:custom", (msg, buffers) => {
       if (msg.kind === "clear") {
-        frames.clear();
+        frames = [];
       } else if (msg.kind === "frame") {
-        const old = frameAt(msg.delay);
-        if (old) frames.delete(old[0]);
-        frames.set(msg.delay, {
-          token: msg.token, context: msg.context, traces: msg.traces, title: msg.title,
-          x: msg.x.map((s) => packed(s, buffers)), y: msg.y.map((s) => packed(s, buffers)), text: msg.text,
+        frames = frames.filter((f) => !(f.slider === msg.slider && near(f.value, msg.value)));
+        frames.push({
+          token: msg.token, slider: msg.slider, value: msg.value, context: msg.context, traces: msg.traces,
+          title: msg.title, text: msg.text,
+          x: msg.x.map((s) => packed(s, buffers)), y: msg.y.map((s) => packed(s, buffers)),
         });
-        while (frames.size > model.get("capacity")) frames.delete(frames.keys().next().value);
+        frames = frames.slice(Math.max(0, frames.length - model.get("capacity")));
       }
       report();
     });

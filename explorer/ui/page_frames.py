@@ -1,20 +1,20 @@
-"""The delay slider's next frames, kept in the page, so a step there makes no round trip to the kernel.
+"""The sliders' next frames, kept in the page, so a slider step there makes no round trip to the kernel.
 
-A slider step drawn by the kernel waits for the kernel to hear of it, find the frame and send it, and for the
-page to receive it: 35–70 ms before Plotly even starts (see benchmarks/RESULTS.md). The kernel already
-computes the frames of the next positions ahead of time (``prefetch.py``); this widget hands them to the page
-as they are ready. The page draws a step whose frame it holds as soon as the slider moves.
+A step drawn by the kernel waits for the kernel to hear of it, find the frame and send it, and for the page
+to receive it: 30–50 ms before Plotly even starts (benchmarks/RESULTS.md). The kernel already computes the
+frames of the next slider positions ahead of time (``prefetch.py``); this widget hands them to the page as
+they are ready, and the page draws a step whose frame it holds as soon as the slider moves.
 
 The protocol, all in custom messages of this widget:
-- kernel → page ``frame``: one delay's light frame (the arrays as binary buffers), a token, and the values
-  of the watched controls it was computed for (``context``); ``clear``: forget every frame.
-- page → kernel ``held``: after every change, the delays it holds with their tokens. Messages from one page
-  arrive in order, so when the kernel handles a slider step it knows whether the page held that frame when
-  the key was pressed; if so it sends nothing.
+- kernel → page ``frame``: the light frame of one slider position (the arrays as binary buffers), a token,
+  and the values of every other control it was computed for (``context``); ``clear``: forget every frame.
+- page → kernel ``held``: after every change, the tokens of the frames it holds. Messages from one page
+  arrive in order, so when the kernel handles a slider step it knows whether the page held that step's frame
+  when the slider moved; if so it sends nothing.
 - page → kernel, right after the step's value: ``drew`` (token), and the kernel mirrors that frame in the
   Python figure, so its next update is computed against what the page shows; or ``missed`` (token): the
-  page held the frame but could not draw it (a watched control had changed in the page meanwhile, or the
-  figure is not displayed), and the kernel sends the frame after all.
+  page held the frame but could not draw it (a control had changed in the page meanwhile, or the figure is
+  not displayed), and the kernel sends the frame after all.
 
 With the explorer shown in two pages at once, "held" reports the last page that spoke; the other page may
 show the previous frame until the controls rest (the settled redraw goes to every page).
@@ -22,11 +22,10 @@ show the previous frame until the controls rest (the settled redraw goes to ever
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
-
-import threading
 
 import anywidget
 import ipywidgets as W
@@ -51,31 +50,33 @@ def _synced_value_trait(widget: W.Widget) -> str:
 
 
 class PageFrames(anywidget.AnyWidget):
-    """``push`` frames for the slider's positions; ``holds`` says whether the page drew a step by itself."""
+    """``push`` frames of slider positions; ``holds`` says whether the page drew a step by itself."""
 
     _esm = Path(__file__).with_name("page_frames.js")
-    slider = T.Instance(W.Widget).tag(sync=True, **W.widget_serialization)
-    watched = T.List(T.Instance(W.Widget)).tag(sync=True, **W.widget_serialization)
+    sliders = T.List(T.Instance(W.Widget)).tag(sync=True, **W.widget_serialization)
+    watched = T.List(T.Instance(W.Widget)).tag(sync=True, **W.widget_serialization)  # every control, sliders too
     figure = T.Instance(W.Widget).tag(sync=True, **W.widget_serialization)  # the FigureWidget to draw in
-    capacity = T.Int(8).tag(sync=True)
+    capacity = T.Int(12).tag(sync=True)
 
-    def __init__(self, slider: W.Widget, watched: list[W.Widget], figure: W.Widget,
+    def __init__(self, sliders: list[W.Widget], watched: list[W.Widget], figure: W.Widget,
                  on_drawn: Callable[[Hashable, ClocksUpdate], None], on_missed: Callable[[Hashable], None]):
-        super().__init__(slider=slider, watched=watched, figure=figure, layout=W.Layout(display="none"))
+        super().__init__(sliders=sliders, watched=watched, figure=figure, layout=W.Layout(display="none"))
         self._on_drawn, self._on_missed = on_drawn, on_missed
         self._token = 0
         self._pushed: dict[int, tuple[Hashable, ClocksUpdate]] = {}  # token → request and frame
-        self._held: dict[float, int] = {}  # as the page last reported: delay → token
+        self._held: set[int] = set()  # as the page last reported
         self._lock = threading.Lock()  # frames are pushed from the prefetch thread
         self.drawn_in_page = 0  # steps the page drew by itself
         self.on_msg(self._on_page_message)
 
-    def context(self) -> list[list]:
-        """The watched controls' synced values as the kernel has them (the page checks its own against it)."""
-        return [[w.model_id, trait, getattr(w, trait)] for w in self.watched for trait in [_synced_value_trait(w)]]
+    def context(self, slider: W.Widget) -> list[list]:
+        """The synced values, as the kernel has them, of every control but ``slider`` (the page compares its own
+        values with these before drawing a frame of that slider)."""
+        return [[w.model_id, trait, getattr(w, trait)] for w in self.watched if w is not slider
+                for trait in [_synced_value_trait(w)]]
 
-    def push(self, request: Hashable, delay: float, frame: ClocksUpdate) -> None:
-        """Send the frame computed for ``request``, whose delay slider value is ``delay``."""
+    def push(self, request: Hashable, slider: W.Widget, value: float, frame: ClocksUpdate) -> None:
+        """Send the frame computed for ``request``: the other controls as they are, ``slider`` at ``value``."""
         with self._lock:
             self._token += 1
             token = self._token
@@ -92,17 +93,16 @@ class PageFrames(anywidget.AnyWidget):
 
         traces = sorted(frame.traces)
         updates = [frame.traces[i] for i in traces]
-        content = {"kind": "frame", "delay": float(delay), "token": token, "context": self.context(),
-                   "traces": traces, "title": frame.title, "x": [spec(u["x"]) for u in updates],
-                   "y": [spec(u["y"]) for u in updates],
+        content = {"kind": "frame", "token": token, "slider": slider.model_id, "value": float(value),
+                   "context": self.context(slider), "traces": traces, "title": frame.title,
+                   "x": [spec(u["x"]) for u in updates], "y": [spec(u["y"]) for u in updates],
                    "text": [None if u["text"] is None else list(u["text"]) for u in updates]}
         self.send(content, buffers)
 
-    def holds(self, request: Hashable, delay: float) -> bool:
-        """Whether the page held this request's frame when the step reached the kernel (and so drew it)."""
+    def holds(self, request: Hashable) -> bool:
+        """Whether the page holds the frame of this request (when handling a slider step: it drew it)."""
         with self._lock:
-            token = next((t for d, t in self._held.items() if abs(d - delay) <= 1e-9 * max(1.0, abs(delay))), None)
-            return token in self._pushed and self._pushed[token][0] == request
+            return any(self._pushed[t][0] == request for t in self._held if t in self._pushed)
 
     def clear(self) -> None:
         with self._lock:
@@ -114,7 +114,7 @@ class PageFrames(anywidget.AnyWidget):
         kind = content.get("kind")
         with self._lock:
             if kind == "held":
-                self._held = {float(d): int(t) for d, t in content["frames"]}
+                self._held = {int(t) for t in content["tokens"]}
             pushed = self._pushed.get(int(content["token"])) if kind in ("drew", "missed") else None
         if pushed is not None:
             request, frame = pushed

@@ -58,6 +58,15 @@ class Page:
         return {i: (decode(x), decode(y)) for i, x, y in zip(content["traces"], content["x"], content["y"])}
 
 
+def page_holding_delay_steps(explorer) -> Page:
+    """A page that holds the delay's neighbouring frames, computed ahead (the delay moved last)."""
+    page = Page(explorer)
+    explorer.prefetch_neighbours()
+    explorer.wait_for_prefetch()
+    page.hold_everything()
+    return page
+
+
 def drawn(explorer) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     return {i: (np.asarray(t.x, dtype=float), np.asarray(t.y, dtype=float)) for i, t in enumerate(explorer.clocks.data)}
 
@@ -84,10 +93,7 @@ def test_the_page_gets_the_delay_steps_computed_ahead_each_as_the_kernel_would_d
 
 
 def test_a_step_the_page_held_is_not_sent_and_is_mirrored_once_the_page_drew_it(explorer):
-    page = Page(explorer)
-    explorer.prefetch_neighbours()
-    explorer.wait_for_prefetch()
-    page.hold_everything()
+    page = page_holding_delay_steps(explorer)
     before = drawn(explorer)
     explorer.controls.delay.value = 5.5
     assert page.figure_messages == [] and same(drawn(explorer), before)  # the page draws it, not the kernel
@@ -101,10 +107,7 @@ def test_a_step_the_page_held_is_not_sent_and_is_mirrored_once_the_page_drew_it(
 
 
 def test_a_step_the_page_could_not_draw_is_sent_by_the_kernel(explorer):
-    page = Page(explorer)
-    explorer.prefetch_neighbours()
-    explorer.wait_for_prefetch()
-    page.hold_everything()
+    page = page_holding_delay_steps(explorer)
     explorer.controls.delay.value = 5.5
     assert page.figure_messages == []
     page.say(kind="missed", token=page.token("delay", 5.5))
@@ -112,10 +115,7 @@ def test_a_step_the_page_could_not_draw_is_sent_by_the_kernel(explorer):
 
 
 def test_a_frame_computed_for_other_settings_is_not_counted_as_held(explorer):
-    page = Page(explorer)
-    explorer.prefetch_neighbours()
-    explorer.wait_for_prefetch()
-    page.hold_everything()
+    page = page_holding_delay_steps(explorer)
     explorer.controls.allowed.value = 2.0
     page.figure_messages.clear()
     explorer.controls.delay.value = 5.5  # the page holds 5.5, but for allowed lateness 0
@@ -123,10 +123,7 @@ def test_a_frame_computed_for_other_settings_is_not_counted_as_held(explorer):
 
 
 def test_a_new_stream_clears_the_page_and_its_frames_no_longer_count(explorer):
-    page = Page(explorer)
-    explorer.prefetch_neighbours()
-    explorer.wait_for_prefetch()
-    page.hold_everything()
+    page = page_holding_delay_steps(explorer)
     explorer._load_stream(generate("textbook", events=2000, seed=3), reset=True)
     assert page.cleared == 1
     page.hold_everything()  # a page that missed the clear still reports the old tokens

@@ -116,7 +116,7 @@ def open_explorer(page, url: str, token: str, shots: Path) -> None:
 def watch_delay_slider(page) -> None:
     """Focus the delay slider's handle; note the time of every keydown (``window.__t0``), and call
     ``window.__on_plot_change`` right after the code that gave the effective watermark new values."""
-    page.locator(".widget-hslider", has_text="delay (s)").locator(".noUi-handle").click()
+    page.locator(".widget-hslider", has_text="delay").locator(".noUi-handle").click()
     page.evaluate("""() => {
       document.addEventListener('keydown', () => { window.__t0 = performance.now(); }, true);
       // the moment new values are assigned, from the explorer's own drawing in the page or from plotly's widget

@@ -61,6 +61,12 @@ def test_preset_fills_controls_and_keeps_delay():
     assert explorer.controls.strategy.value == "bounded"
     assert explorer.controls.late.value == "drop"
     assert explorer.result.config.time.bound == 4_000_000 and explorer.result.config.time.delay == 0
+    # the slider is L here, and the bound box it overrides is not left showing
+    assert explorer.controls.delay.description == "delay = L (s)"
+    assert explorer.controls.bound.layout.display == "none"
+    explorer.controls.preset.value = "flink"
+    assert explorer.controls.delay.description == "delay (s)" and explorer.controls.bound.layout.display is None
+    assert explorer.result.config.time.delay == 4_000_000
 
 
 def test_inspector_explains_a_late_event_and_a_window(voltsp):

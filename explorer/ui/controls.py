@@ -52,9 +52,19 @@ class Controls:
                                 description="watermarks", style=STYLE, layout=WIDE)
         self.batches = W.Text(value="", placeholder="event | count:N | interval:5s | column",
                               description="micro-batches", style=STYLE, layout=WIDE)
+        self.preset.observe(self._name_the_delay, names="value")
+        self._name_the_delay()
         self.all = [self.preset, self.time_source, self.strategy, self.delay, self.bound, self.allowed, self.late,
                     self.rule, self.idle, self.idle_clock, self.window_kind, self.size, self.slide, self.scope,
                     self.source_idle, self.batches]
+
+    def _name_the_delay(self, _change=None) -> None:
+        """In a preset whose one knob is the bound L of ``max seen − L`` (003's textbook, Bytewax's wait), the delay
+        slider *is* L: it says so, and the bound box, which it overrides, is hidden rather than left showing a
+        value that does nothing."""
+        is_bound = PRESETS[self.preset.value].delay_field == "bound"
+        self.delay.description = "delay = L (s)" if is_bound else "delay (s)"
+        self.bound.layout.display = "none" if is_bound else None
 
     def box(self) -> W.VBox:
         return W.VBox([W.HTML("<b>Time configuration</b>"), *self.all])

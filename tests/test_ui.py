@@ -64,6 +64,7 @@ def test_preset_fills_controls_and_keeps_delay():
     # the slider is L here, and the bound box it overrides is not left showing
     assert explorer.controls.delay.description == "delay = L (s)"
     assert explorer.controls.bound.layout.display == "none"
+    assert all(w.layout.display is None for w in explorer.controls.all if w is not explorer.controls.bound)
     explorer.controls.preset.value = "flink"
     assert explorer.controls.delay.description == "delay (s)" and explorer.controls.bound.layout.display is None
     assert explorer.result.config.time.delay == 4_000_000

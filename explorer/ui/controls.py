@@ -13,45 +13,49 @@ from explorer.timeutil import MICROS
 
 S = MICROS["s"]
 STYLE = {"description_width": "9em"}
-WIDE = W.Layout(width="26em")
+
+
+def wide() -> W.Layout:
+    """A layout of its own for each control: a shared Layout would hide every control when one is hidden."""
+    return W.Layout(width="26em")
 
 
 def _slider(description: str, maximum: float, step: float = 0.5) -> W.FloatSlider:
     return W.FloatSlider(value=0.0, min=0.0, max=maximum, step=step, description=description, style=STYLE,
-                         layout=WIDE, continuous_update=True, readout_format=".1f")
+                         layout=wide(), continuous_update=True, readout_format=".1f")
 
 
 class Controls:
     """Every knob of a RunConfig as a widget. ``config()`` reads them; ``show(config)`` fills them (presets)."""
 
     def __init__(self, max_delay: float = 40.0):
-        self.preset = W.Dropdown(options=sorted(PRESETS), value="voltsp", description="preset", style=STYLE, layout=WIDE)
+        self.preset = W.Dropdown(options=sorted(PRESETS), value="voltsp", description="preset", style=STYLE, layout=wide())
         self.time_source = W.ToggleButtons(options=[("event time", "event"), ("processing time", "processing")],
                                            description="time", style={**STYLE, "button_width": "8em"})
         self.strategy = W.Dropdown(options=[("MIN_EVENT_TIME (per batch)", "min"), ("MAX_EVENT_TIME (per batch)", "max"),
                                             ("bounded (max seen − L, per event)", "bounded"),
                                             ("event clock (Bytewax: moves with arrival time)", "event-clock")],
-                                   description="watermark", style=STYLE, layout=WIDE)
+                                   description="watermark", style=STYLE, layout=wide())
         self.delay = _slider("delay (s)", max_delay)
-        self.bound = W.FloatText(value=0.0, step=0.5, description="bound L (s)", style=STYLE, layout=WIDE)
+        self.bound = W.FloatText(value=0.0, step=0.5, description="bound L (s)", style=STYLE, layout=wide())
         self.allowed = _slider("allowed lateness", max_delay)
         self.late = W.Dropdown(options=[("side output", "side-output"), ("drop", "drop")], description="late events",
-                               style=STYLE, layout=WIDE)
+                               style=STYLE, layout=wide())
         self.rule = W.Dropdown(options=[("window already closed", "window"), ("timestamp < watermark", "timestamp")],
-                               description="late when", style=STYLE, layout=WIDE)
+                               description="late when", style=STYLE, layout=wide())
         self.idle = _slider("idle timeout (0=off)", 600.0, step=1.0)
-        self.idle_clock = W.Dropdown(options=["processing", "event"], description="idle clock", style=STYLE, layout=WIDE)
+        self.idle_clock = W.Dropdown(options=["processing", "event"], description="idle clock", style=STYLE, layout=wide())
         self.source_idle = W.FloatText(value=0.0, step=1.0, description="partition idle (s, 0=off)", style=STYLE,
-                                       layout=WIDE)  # Flink's withIdleness
+                                       layout=wide())  # Flink's withIdleness
         self.window_kind = W.Dropdown(options=[k.value for k in WindowKind], description="window", style=STYLE,
-                                      layout=WIDE)
-        self.size = W.FloatText(value=10.0, description="size / gap (s)", style=STYLE, layout=WIDE)
-        self.slide = W.FloatText(value=10.0, description="slide (s)", style=STYLE, layout=WIDE)
+                                      layout=wide())
+        self.size = W.FloatText(value=10.0, description="size / gap (s)", style=STYLE, layout=wide())
+        self.slide = W.FloatText(value=10.0, description="slide (s)", style=STYLE, layout=wide())
         self.scope = W.Dropdown(options=[("one per key", "key"), ("one global", "global"),
                                          ("per partition, min", "partition-min"), ("per partition, max", "partition-max")],
-                                description="watermarks", style=STYLE, layout=WIDE)
+                                description="watermarks", style=STYLE, layout=wide())
         self.batches = W.Text(value="", placeholder="event | count:N | interval:5s | column",
-                              description="micro-batches", style=STYLE, layout=WIDE)
+                              description="micro-batches", style=STYLE, layout=wide())
         self.preset.observe(self._name_the_delay, names="value")
         self._name_the_delay()
         self.all = [self.preset, self.time_source, self.strategy, self.delay, self.bound, self.allowed, self.late,

@@ -500,8 +500,7 @@ class Explorer:
             traces[t(name)] = {"x": position(points.x), "y": position(points.y), "text": None}
             rows[name] = points.rows
         for reason, markers in data.emissions.items():
-            traces[t(reason)] = {"x": position(markers.x), "y": position(markers.y),
-                                 "text": None if light else markers.text}
+            traces[t(reason)] = {"x": position(markers.x), "y": position(markers.y), "text": markers.text}
             rows[reason] = markers.rows
         return ClocksUpdate(traces, title, rows, data.note)
 

@@ -46,7 +46,7 @@ class Points:
 class Markers(Points):
     """Emission markers of one reason; ``rows`` are rows of ``Result.windows``."""
 
-    text: list[str]  # hover text, one per marker
+    text: list[str] | None  # hover text, one per marker; None in a sampled frame
 
 
 @dataclass
@@ -64,16 +64,18 @@ class TwoClocks:
     note: str = ""
 
 
-def sample_rows(rows: np.ndarray, statuses: np.ndarray, budget: int) -> np.ndarray:
-    """At most ``budget`` rows: every late event first (they are the story), then an even stride of the rest."""
+def sample_rows(rows: np.ndarray, late: np.ndarray, budget: int) -> np.ndarray:
+    """At most ``budget`` rows: every late one first (they are the story), then an even stride of the rest.
+    ``late`` is a mask over every row, not only ``rows``."""
     if len(rows) <= budget:
         return rows
-    late = rows[statuses[rows] != "on_time"]
-    if len(late) >= budget:
-        return late[np.linspace(0, len(late) - 1, budget).astype(int)]
-    ontime = rows[statuses[rows] == "on_time"]
-    keep = ontime[np.linspace(0, len(ontime) - 1, budget - len(late)).astype(int)]
-    return np.sort(np.concatenate([late, keep]))
+    is_late = late[rows]
+    late_rows = rows[is_late]
+    if len(late_rows) >= budget:
+        return late_rows[np.linspace(0, len(late_rows) - 1, budget).astype(int)]
+    ontime = rows[~is_late]
+    keep = ontime[np.linspace(0, len(ontime) - 1, budget - len(late_rows)).astype(int)]
+    return np.sort(np.concatenate([late_rows, keep]))
 
 
 def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = None,
@@ -86,11 +88,10 @@ def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = Non
         mask &= ev["batch"].to_numpy() <= upto_batch
     rows = np.flatnonzero(mask)
     status = ev["status"].to_numpy()
-    shown_rows = sample_rows(rows, status, budget)
-    arrival = seconds(ev["arrival_time"].to_numpy())
-    event_time = seconds(ev["event_time"].to_numpy())
+    shown_rows = sample_rows(rows, status != "on_time", budget)
+    arrival_us, event_time_us = ev["arrival_time"].to_numpy(), ev["event_time"].to_numpy()
     shown_status = status[shown_rows]
-    points = {name: Points(arrival[rows_of], event_time[rows_of], rows_of)
+    points = {name: Points(seconds(arrival_us[rows_of]), seconds(event_time_us[rows_of]), rows_of)
               for name in STATUSES for rows_of in [shown_rows[shown_status == name]]}
     notes = [] if len(shown_rows) == len(rows) else [
         f"showing {len(shown_rows):,} of {len(rows):,} events (all late ones, an even sample of the rest)"]
@@ -104,14 +105,15 @@ def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = Non
     if key != ALL_KEYS:
         emitted = emitted[emitted["key"] == key]
     if len(emitted) > MARKER_BUDGET:
-        keep = sample_rows(np.arange(len(emitted)), np.where(emitted["reason"].to_numpy() == "WATERMARK",
-                                                             "on_time", "other"), MARKER_BUDGET)
+        keep = sample_rows(np.arange(len(emitted)), emitted["reason"].to_numpy() != "WATERMARK", MARKER_BUDGET)
         notes.append(f"{len(keep):,} of {len(emitted):,} emissions drawn (all but watermark ones, a sample of those)")
         emitted = emitted.iloc[keep]
-    lo = float(min(arrival.min(), event_time.min())) if len(ev) else 0.0
-    hi = float(max(arrival.max(), event_time.max())) if len(ev) else 1.0
-    return TwoClocks(points, len(shown_rows), len(rows), wm, eff, window_bands(result, emitted),
-                     emission_markers(emitted), ([lo, hi], [lo, hi]), "; ".join(notes))
+    lo = float(min(arrival_us.min(), event_time_us.min())) / MICROS["s"] if len(ev) else 0.0
+    hi = float(max(arrival_us.max(), event_time_us.max())) / MICROS["s"] if len(ev) else 1.0
+    # a sampled frame is drawn without hover text (it is not read closely), so none is formatted for it
+    markers = emission_markers(emitted, hover=len(shown_rows) == len(rows))
+    return TwoClocks(points, len(shown_rows), len(rows), wm, eff, window_bands(result, emitted), markers,
+                     ([lo, hi], [lo, hi]), "; ".join(notes))
 
 
 def watermark_steps(result: Result, key: str = ALL_KEYS, upto_batch: int | None = None):
@@ -122,14 +124,18 @@ def watermark_steps(result: Result, key: str = ALL_KEYS, upto_batch: int | None 
     if upto_batch is not None:
         mask &= trace["batch"].to_numpy() <= upto_batch
     scope = trace["scope"].to_numpy()
-    scopes = pd.unique(scope)
-    if len(scopes) > 1 and key != ALL_KEYS and key in scopes:
+    # one watermark (the usual case) is told by one comparison; hashing a million scope strings cost ~30 ms
+    scopes = scope[:1] if len(scope) == 0 or (scope == scope[0]).all() else pd.unique(scope)
+    one_line = len(scopes) <= 1
+    if not one_line and key != ALL_KEYS and key in scopes:
         mask &= scope == key
-    elif len(scopes) > 1 and "*" in scopes:
+        one_line = True
+    elif not one_line and "*" in scopes:
         mask &= scope == "*"
+        one_line = True
     trace = trace[mask] if not mask.all() else trace
     xs, ys, es = [], [], []
-    groups = [(None, trace)] if len(pd.unique(trace["scope"])) <= 1 else list(trace.groupby("scope", sort=True))
+    groups = [(None, trace)] if one_line else list(trace.groupby("scope", sort=True))
     budget = max(50, LINE_BUDGET // max(1, len(groups)))
     for _, part in groups:
         keep = thin_steps(len(part), budget)
@@ -159,13 +165,7 @@ def window_bands(result: Result, emitted: pd.DataFrame) -> tuple[np.ndarray, np.
     if emitted.empty:
         return np.array([]), np.array([])
     last = emitted.sort_values("revision").drop_duplicates(["key", "start", "end"], keep="last")
-    a = result.assignments
-    a = a[a["admitted"].to_numpy() & np.isin(a["start"].to_numpy(), last["start"].to_numpy())]
-    arrival = result.events["arrival_time"].to_numpy()[a["event"].to_numpy()]
-    keys = result.events["key"].to_numpy()[a["event"].to_numpy()]
-    first = pd.DataFrame({"key": keys, "start": a["start"].to_numpy(), "end": a["end"].to_numpy(),
-                          "arrival": arrival}).groupby(["key", "start", "end"], sort=False)["arrival"].min()
-    opened = first.reindex(pd.MultiIndex.from_frame(last[["key", "start", "end"]])).to_numpy(dtype=float)
+    opened = first_arrivals(result, last)
     x0 = seconds(np.where(np.isnan(opened), last["emit_time"].to_numpy(dtype=float), opened))
     x1 = seconds(last["emit_time"].to_numpy(dtype=float))
     y0, y1 = seconds(last["start"].to_numpy()), seconds(last["end"].to_numpy())
@@ -175,22 +175,58 @@ def window_bands(result: Result, emitted: pd.DataFrame) -> tuple[np.ndarray, np.
     return x, y
 
 
-def emission_markers(emitted: pd.DataFrame) -> dict[str, Markers]:
-    """The markers of every emission reason, empty where a reason has none."""
-    lat = emitted["latency_event"].astype("Float64").to_numpy(dtype=float, na_value=np.nan) / MICROS["s"]
-    text = [
-        f"{'key ' + k + ' · ' if k else ''}[{s / MICROS['s']:g}, {e / MICROS['s']:g}) · {c} event(s)<br>"
-        f"{reason} · revision {rev} · batch {b}<br>latency {'-' if np.isnan(la) else f'{la:.2f} s'}"
-        for k, s, e, c, reason, rev, b, la in zip(emitted["key"], emitted["start"], emitted["end"], emitted["count"],
-                                                  emitted["reason"], emitted["revision"], emitted["emit_batch"], lat)
-    ]
+def first_arrivals(result: Result, windows: pd.DataFrame) -> np.ndarray:
+    """The arrival time of the first admitted event of each window (key, start, end), NaN for none.
+
+    One sort of the admitted assignments and a min per run of equal windows: a pandas groupby over a million
+    assignments (with a filter to the windows shown first) took 250–380 ms of each 1M-event slider step, and
+    this ~60 ms. Assignments arrive nearly sorted by window, which is the sort's best case."""
+    assignments = result.assignments
+    admitted = assignments["admitted"].to_numpy()
+    event = assignments["event"].to_numpy()[admitted]
+    if len(event) == 0:
+        return np.full(len(windows), np.nan)
+    start, end = assignments["start"].to_numpy()[admitted], assignments["end"].to_numpy()[admitted]
+    arrival = result.events["arrival_time"].to_numpy(dtype=np.int64)[event]
+    keys = result.events["key"].to_numpy()
+    if (keys == keys[0]).all():  # one key (the usual case): no need to hash a million key strings
+        key_code, names = np.zeros(len(event), dtype=np.int64), pd.Index([keys[0]])
+    else:
+        codes, names = pd.factorize(keys)
+        key_code, names = codes[event], pd.Index(names)
+    order = np.lexsort((end, start, key_code))
+    key_code, start, end, arrival = key_code[order], start[order], end[order], arrival[order]
+    new_window = np.flatnonzero((np.diff(key_code) != 0) | (np.diff(start) != 0) | (np.diff(end) != 0)) + 1
+    runs = np.concatenate([[0], new_window])
+    first = np.minimum.reduceat(arrival, runs)
+    known = pd.MultiIndex.from_arrays([key_code[runs], start[runs], end[runs]])
+    wanted = pd.MultiIndex.from_arrays([names.get_indexer(windows["key"].to_numpy()), windows["start"].to_numpy(),
+                                        windows["end"].to_numpy()])
+    at = known.get_indexer(wanted)
+    return np.where(at >= 0, first[np.maximum(at, 0)].astype(float), np.nan)
+
+
+def emission_markers(emitted: pd.DataFrame, hover: bool = True) -> dict[str, Markers]:
+    """The markers of every emission reason, empty where a reason has none; with their hover text if ``hover``
+    (formatting it is most of the cost: ~45 ms for 4,000 markers)."""
+    text = _emission_text(emitted) if hover else None
     x, y = seconds(emitted["emit_time"].to_numpy()), seconds(emitted["end"].to_numpy())
     reasons, rows = emitted["reason"].to_numpy(), emitted.index.to_numpy()
     markers = {}
     for reason in REASON_LABELS:
         of = np.flatnonzero(reasons == reason)
-        markers[reason] = Markers(x[of], y[of], rows[of], [text[i] for i in of])
+        markers[reason] = Markers(x[of], y[of], rows[of], None if text is None else [text[i] for i in of])
     return markers
+
+
+def _emission_text(emitted: pd.DataFrame) -> list[str]:
+    lat = emitted["latency_event"].astype("Float64").to_numpy(dtype=float, na_value=np.nan) / MICROS["s"]
+    return [
+        f"{'key ' + k + ' · ' if k else ''}[{s / MICROS['s']:g}, {e / MICROS['s']:g}) · {c} event(s)<br>"
+        f"{reason} · revision {rev} · batch {b}<br>latency {'-' if np.isnan(la) else f'{la:.2f} s'}"
+        for k, s, e, c, reason, rev, b, la in zip(emitted["key"], emitted["start"], emitted["end"], emitted["count"],
+                                                  emitted["reason"], emitted["revision"], emitted["emit_batch"], lat)
+    ]
 
 
 @dataclass

@@ -1,0 +1,84 @@
+"""The two clocks' plot-ready arrays (explorer/ui/figures.py) against the Result they are drawn from, computed
+here the plain way, on streams with one key and with several, and on every kind of window."""
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from explorer import generate
+from explorer.config import WindowSpec, preset
+from explorer.core import run
+from explorer.ui.figures import ALL_KEYS, first_arrivals, two_clocks, watermark_steps
+
+S = 1_000_000
+
+CASES = {
+    "one key, tumbling": (generate("textbook", events=3000), preset("textbook", delay=3 * S), "tumbling:10"),
+    "keys, sliding": (generate("idle-key", keys=3), preset("voltsp", delay=2 * S), "sliding:20:5"),
+    "keys, sessions": (generate("mobile-bursts", devices=6, duration=200.0), preset("voltsp", delay=S), "session:4"),
+    "partitions, flink": (generate("skewed-partitions", events=2000), preset("flink", delay=S), "tumbling:5"),
+}
+
+
+@pytest.fixture(params=list(CASES), scope="module")
+def result(request):
+    stream, config, window = CASES[request.param]
+    return run(stream, replace(config, window=WindowSpec.parse(window)))
+
+
+def test_each_window_opens_at_its_first_admitted_events_arrival(result):
+    a = result.assignments[result.assignments["admitted"]]
+    events = result.events.iloc[a["event"].to_numpy()]
+    plain = (pd.DataFrame({"key": events["key"].to_numpy(), "start": a["start"].to_numpy(),
+                           "end": a["end"].to_numpy(), "arrival": events["arrival_time"].to_numpy()})
+             .groupby(["key", "start", "end"])["arrival"].min())
+    windows = result.windows
+    assert len(windows) > 10
+    expected = plain.reindex(pd.MultiIndex.from_frame(windows[["key", "start", "end"]])).to_numpy(dtype=float)
+    np.testing.assert_array_equal(first_arrivals(result, windows), expected)
+    # a window no admitted event is in (here: one made up) opens at no arrival
+    made_up = windows.head(1).assign(start=-10 * S, end=-5 * S)
+    assert np.isnan(first_arrivals(result, made_up)).all()
+
+
+def test_watermark_lines_one_per_scope_unless_a_key_is_picked():
+    result = run(generate("idle-key", keys=3), preset("voltsp", delay=2 * S))
+    trace = result.watermarks[result.watermarks["watermark"].notna()]
+    scopes = sorted(trace["scope"].unique())
+    assert len(scopes) == 3  # one watermark per key
+    (x, y), (_, effective) = watermark_steps(result)
+    assert np.isnan(x).sum() == 3  # a gap after each key's line
+    drawn = np.split(y, np.flatnonzero(np.isnan(y)) + 1)[:-1]
+    for scope, line in zip(scopes, drawn):
+        np.testing.assert_array_equal(line[:-1], trace.loc[trace["scope"] == scope, "watermark"].to_numpy(float) / S)
+    np.testing.assert_allclose(effective, np.maximum(y - 2.0, 0.0), atol=1e-9)  # raw − delay, floored at 0 (NaN stays)
+    (x, y), _ = watermark_steps(result, key=scopes[1])
+    np.testing.assert_array_equal(y[:-1], trace.loc[trace["scope"] == scopes[1], "watermark"].to_numpy(float) / S)
+    (x, y), _ = watermark_steps(result, key=ALL_KEYS, upto_batch=int(trace["batch"].min()))
+    assert len(y) >= 1 and np.isnan(y[-1])
+
+
+def test_one_global_watermark_is_one_line():
+    result = run(generate("textbook", events=2000), preset("textbook", delay=3 * S))
+    trace = result.watermarks[result.watermarks["watermark"].notna()]
+    (x, y), _ = watermark_steps(result)
+    assert np.isnan(y).sum() == 1
+    np.testing.assert_array_equal(x[:-1], trace["time"].to_numpy(float)[np.linspace(0, len(trace) - 1, len(x) - 1)
+                                                                          .round().astype(int)] / S)
+
+
+def test_a_sampled_frame_has_no_hover_text_and_a_whole_one_has_one_per_marker():
+    result = run(generate("textbook", events=3000), preset("textbook", delay=3 * S))
+    whole, sampled = two_clocks(result), two_clocks(result, budget=1000)
+    assert sampled.shown == 1000 < sampled.total == whole.shown == whole.total == 3000
+    assert all(m.text is None for m in sampled.emissions.values())
+    for markers in whole.emissions.values():
+        assert markers.text is not None and len(markers.text) == len(markers.x)
+        assert all(f"· revision {result.windows.loc[row, 'revision']} ·" in text
+                   for row, text in zip(markers.rows, markers.text))
+    assert sum(len(m.x) for m in whole.emissions.values()) == len(result.windows)
+    # every late event is in the sample, and the rest is an even stride of the on-time ones
+    late = result.events.index[result.events["status"] != "on_time"]
+    assert set(late) <= set(np.concatenate([p.rows for p in sampled.events.values()]))

@@ -48,23 +48,26 @@ def test_watermark_lines_one_per_scope_unless_a_key_is_picked():
     trace = result.watermarks[result.watermarks["watermark"].notna()]
     scopes = sorted(trace["scope"].unique())
     assert len(scopes) == 3  # one watermark per key
-    (x, y), (_, effective) = watermark_steps(result)
+    (x, y), (_, effective), owners = watermark_steps(result)
     assert np.isnan(x).sum() == 3  # a gap after each key's line
+    assert list(pd.unique(owners[owners != ""])) == [f"key {scope}" for scope in scopes]  # the hover tells them apart
+    assert (owners == "").tolist() == np.isnan(x).tolist()
     drawn = np.split(y, np.flatnonzero(np.isnan(y)) + 1)[:-1]
     for scope, line in zip(scopes, drawn):
         np.testing.assert_array_equal(line[:-1], trace.loc[trace["scope"] == scope, "watermark"].to_numpy(float) / S)
     np.testing.assert_allclose(effective, np.maximum(y - 2.0, 0.0), atol=1e-9)  # raw − delay, floored at 0 (NaN stays)
-    (x, y), _ = watermark_steps(result, key=scopes[1])
+    (x, y), _, owners = watermark_steps(result, key=scopes[1])
+    assert set(owners[:-1]) == {f"key {scopes[1]}"}
     np.testing.assert_array_equal(y[:-1], trace.loc[trace["scope"] == scopes[1], "watermark"].to_numpy(float) / S)
-    (x, y), _ = watermark_steps(result, key=ALL_KEYS, upto_batch=int(trace["batch"].min()))
+    (x, y), _, _ = watermark_steps(result, key=ALL_KEYS, upto_batch=int(trace["batch"].min()))
     assert len(y) >= 1 and np.isnan(y[-1])
 
 
 def test_one_global_watermark_is_one_line():
     result = run(generate("textbook", events=2000), preset("textbook", delay=3 * S))
     trace = result.watermarks[result.watermarks["watermark"].notna()]
-    (x, y), _ = watermark_steps(result)
-    assert np.isnan(y).sum() == 1
+    (x, y), _, owners = watermark_steps(result)
+    assert np.isnan(y).sum() == 1 and set(owners[:-1]) == {"global"}
     np.testing.assert_array_equal(x[:-1], trace["time"].to_numpy(float)[np.linspace(0, len(trace) - 1, len(x) - 1)
                                                                           .round().astype(int)] / S)
 
@@ -82,3 +85,9 @@ def test_a_sampled_frame_has_no_hover_text_and_a_whole_one_has_one_per_marker():
     # every late event is in the sample, and the rest is an even stride of the on-time ones
     late = result.events.index[result.events["status"] != "on_time"]
     assert set(late) <= set(np.concatenate([p.rows for p in sampled.events.values()]))
+
+
+def test_partition_watermarks_are_drawn_merged_and_named_so():
+    result = run(generate("skewed-partitions", events=1000), preset("flink", delay=S))
+    _, _, owners = watermark_steps(result)
+    assert set(owners[:-1]) == {"merged (min of partitions)"}

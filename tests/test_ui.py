@@ -52,6 +52,10 @@ def test_watermark_lines_follow_the_delay_slider(voltsp):
     markers = trace(voltsp, "emitted: watermark")
     assert len(markers.x) == 2 and len(trace(voltsp, "still open at end").x) == 1 == len(voltsp.result.windows) - 2
     assert "WATERMARK" in markers.text[0] and list(markers.y) == [10.0, 20.0]
+    # hovering a step says whose watermark it is (one per key here)
+    owner = trace(voltsp, "effective watermark").text
+    keys = voltsp.result.events["key"].unique()
+    assert len(keys) == 1 and set(owner) - {""} == {f"key {keys[0]}" if keys[0] else "key (empty)"}
 
 
 def test_preset_fills_controls_and_keeps_delay():

@@ -228,8 +228,11 @@ class Explorer:
                               hovertemplate="arrival %{x:.2f}<br>event %{y:.2f}<extra>event (click to inspect)</extra>")
         # the watermark lines in SVG: two WebGL step lines of 1,500 steps kept Chromium's software GL busy for
         # 80–130 ms per frame (SVG: ~5 ms); SVG draws under the WebGL markers, which hide little of a step line
-        fig.add_scatter(name="watermark", mode="lines", line=dict(color="#222", shape="hv", width=2))
-        fig.add_scatter(name="effective watermark", mode="lines", line=dict(color="#E45756", shape="hv", dash="dash"))
+        whose = "%{text}: %{y:.2f} s at arrival %{x:.2f} s<extra>"  # with one line per key, the key
+        fig.add_scatter(name="watermark", mode="lines", line=dict(color="#222", shape="hv", width=2),
+                        hovertemplate=whose + "watermark</extra>")
+        fig.add_scatter(name="effective watermark", mode="lines", line=dict(color="#E45756", shape="hv", dash="dash"),
+                        hovertemplate=whose + "effective watermark</extra>")
         for reason, label in REASON_LABELS.items():
             fig.add_scattergl(name=label, mode="markers", hovertemplate="%{text}<extra>emitted</extra>",
                               marker=dict(color=REASON_COLORS[reason], symbol=REASON_SYMBOLS[reason], size=10,
@@ -495,6 +498,9 @@ class Explorer:
         lines = {t("diagonal"): data.diagonal, t("bands"): data.bands, t("watermark"): data.watermark,
                  t("effective"): data.effective}
         traces = {i: {"x": position(x), "y": position(y), "text": None} for i, (x, y) in lines.items()}
+        if not light:  # whose watermark each step is, for the hover
+            for name in ("watermark", "effective"):
+                traces[t(name)]["text"] = data.watermark_owners
         rows = {}
         for name, points in data.events.items():
             traces[t(name)] = {"x": position(points.x), "y": position(points.y), "text": None}

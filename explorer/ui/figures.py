@@ -58,6 +58,7 @@ class TwoClocks:
     total: int
     watermark: tuple[np.ndarray, np.ndarray]
     effective: tuple[np.ndarray, np.ndarray]
+    watermark_owners: np.ndarray  # per point of both lines, whose watermark it is ("key a", "global"; "" at gaps)
     bands: tuple[np.ndarray, np.ndarray]
     emissions: dict[str, Markers]  # per emission reason (one WebGL trace each), split off the slider's path
     diagonal: tuple[list[float], list[float]]
@@ -95,7 +96,7 @@ def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = Non
               for name in STATUSES for rows_of in [shown_rows[shown_status == name]]}
     notes = [] if len(shown_rows) == len(rows) else [
         f"showing {len(shown_rows):,} of {len(rows):,} events (all late ones, an even sample of the rest)"]
-    wm, eff = watermark_steps(result, key, upto_batch)
+    wm, eff, owners = watermark_steps(result, key, upto_batch)
     steps = int(np.isfinite(wm[1]).sum())
     if steps < len(result.watermarks):
         notes.append(f"watermark drawn through {steps:,} of its {len(result.watermarks):,} steps")
@@ -112,13 +113,14 @@ def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = Non
     hi = float(max(arrival_us.max(), event_time_us.max())) / MICROS["s"] if len(ev) else 1.0
     # a sampled frame is drawn without hover text (it is not read closely), so none is formatted for it
     markers = emission_markers(emitted, hover=len(shown_rows) == len(rows))
-    return TwoClocks(points, len(shown_rows), len(rows), wm, eff, window_bands(result, emitted), markers,
+    return TwoClocks(points, len(shown_rows), len(rows), wm, eff, owners, window_bands(result, emitted), markers,
                      ([lo, hi], [lo, hi]), "; ".join(notes))
 
 
 def watermark_steps(result: Result, key: str = ALL_KEYS, upto_batch: int | None = None):
-    """Raw and effective watermark as step lines over the processing clock. With one watermark per key and
-    no key chosen, every key's line is drawn, separated by gaps."""
+    """Raw and effective watermark as step lines over the processing clock, and whose watermark each point is.
+    With one watermark per key (or partition) and no key chosen, every one's line is drawn, separated by gaps:
+    the hover text tells them apart."""
     trace = result.watermarks
     mask = trace["watermark"].notna().to_numpy()
     if upto_batch is not None:
@@ -134,21 +136,34 @@ def watermark_steps(result: Result, key: str = ALL_KEYS, upto_batch: int | None 
         mask &= scope == "*"
         one_line = True
     trace = trace[mask] if not mask.all() else trace
-    xs, ys, es = [], [], []
-    groups = [(None, trace)] if one_line else list(trace.groupby("scope", sort=True))
+    xs, ys, es, owners = [], [], [], []
+    groups = [(trace["scope"].iat[0] if len(trace) else "*", trace)] if one_line else \
+        list(trace.groupby("scope", sort=True))
     budget = max(50, LINE_BUDGET // max(1, len(groups)))
-    for _, part in groups:
+    for name, part in groups:
         keep = thin_steps(len(part), budget)
         xs.append(seconds(part["time"].to_numpy()[keep]))
         ys.append(seconds(part["watermark"].to_numpy(dtype=np.int64)[keep]))
         es.append(seconds(part["effective"].to_numpy(dtype=np.int64)[keep]))
+        owners.append(np.full(len(keep), watermark_owner(result, str(name)), dtype=object))
         for lst in (xs, ys, es):
             lst.append(np.array([np.nan]))
+        owners.append(np.array([""], dtype=object))
     if not xs:
         empty = np.array([])
-        return (empty, empty), (empty, empty)
+        return (empty, empty), (empty, empty), np.array([], dtype=object)
     x = np.concatenate(xs)
-    return (x, np.concatenate(ys)), (x, np.concatenate(es))
+    return (x, np.concatenate(ys)), (x, np.concatenate(es)), np.concatenate(owners)
+
+
+def watermark_owner(result: Result, scope: str) -> str:
+    """A watermark trace's scope in words: "*" is the one global (or merged) watermark."""
+    kind = result.config.time.scope.value
+    if scope == "*":
+        return "global" if kind in ("global", "key") else f"merged ({kind.replace('partition-', '')} of partitions)"
+    if kind == "key":
+        return f"key {scope}" if scope else "key (empty)"
+    return f"partition {scope}"
 
 
 def thin_steps(n: int, budget: int) -> np.ndarray:

@@ -72,19 +72,20 @@ def test_one_global_watermark_is_one_line():
                                                                           .round().astype(int)] / S)
 
 
-def test_a_sampled_frame_has_no_hover_text_and_a_whole_one_has_one_per_marker():
+def test_a_light_frame_has_no_hover_text_unless_it_shows_everything_and_a_settled_one_always_has():
     result = run(generate("textbook", events=3000), preset("textbook", delay=3 * S))
-    whole, sampled = two_clocks(result), two_clocks(result, budget=1000)
-    assert sampled.shown == 1000 < sampled.total == whole.shown == whole.total == 3000
-    assert all(m.text is None for m in sampled.emissions.values())
-    for markers in whole.emissions.values():
+    light, settled = two_clocks(result, budget=1000, hover=False), two_clocks(result, budget=1000)
+    assert light.shown == settled.shown == 1000 < light.total == 3000
+    assert not light.hover and all(m.text is None for m in light.emissions.values())
+    assert settled.hover and two_clocks(result, budget=5000, hover=False).hover  # sampled, or showing every event
+    for markers in settled.emissions.values():
         assert markers.text is not None and len(markers.text) == len(markers.x)
         assert all(f"· revision {result.windows.loc[row, 'revision']} ·" in text
                    for row, text in zip(markers.rows, markers.text))
-    assert sum(len(m.x) for m in whole.emissions.values()) == len(result.windows)
+    assert sum(len(m.x) for m in settled.emissions.values()) == len(result.windows)
     # every late event is in the sample, and the rest is an even stride of the on-time ones
     late = result.events.index[result.events["status"] != "on_time"]
-    assert set(late) <= set(np.concatenate([p.rows for p in sampled.events.values()]))
+    assert set(late) <= set(np.concatenate([p.rows for p in light.events.values()]))
 
 
 def test_partition_watermarks_are_drawn_merged_and_named_so():

@@ -210,6 +210,14 @@ def test_a_moving_control_draws_a_light_frame_then_every_event():
     assert events_drawn(explorer) == 20_000 and "events" not in explorer.figure_note
 
 
+def test_a_settled_frame_that_samples_events_still_has_hover_text():
+    explorer = Explorer(generate("textbook", events=45_000), "textbook")  # over the 40,000-event budget
+    assert events_drawn(explorer) == 40_000 and "showing 40,000 of 45,000 events" in explorer.figure_note
+    assert "WATERMARK" in trace(explorer, "emitted: watermark").text[0]
+    assert set(trace(explorer, "watermark").text) == {"global", ""}
+    assert trace(explorer, "on time").x.dtype == np.float64
+
+
 def test_an_update_leaves_out_traces_that_did_not_change(voltsp):
     """The delay moves the effective watermark, not the raw one or the diagonal: those are not resent."""
     sent = []

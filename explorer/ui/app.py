@@ -473,7 +473,8 @@ class Explorer:
                 and frame.key == self.key.value):
             data = frame.light  # computed with the Result, perhaps ahead of time
         else:
-            data = two_clocks(self.result, key=self.key.value, upto_batch=upto, budget=budget)
+            data = two_clocks(self.result, key=self.key.value, upto_batch=upto, budget=budget,
+                              hover=budget != INTERACTIVE_BUDGET)
         update = self._clocks_update(self.result, data, upto)
         self._rows.update(update.rows)
         self.figure_note = update.note
@@ -493,7 +494,7 @@ class Explorer:
         if data.note:  # what the figure leaves out, in the title: a new annotation makes Plotly lay it all out again
             title += f"<br><span style='font-size:11px;color:#a00'>{html.escape(data.note)}</span>"
         # a frame drawn while a control moves is not read closely: no hover text, positions in float32 if exact enough
-        light = data.shown < data.total
+        light = not data.hover
         position = compact if light else np.asarray
         lines = {t("diagonal"): data.diagonal, t("bands"): data.bands, t("watermark"): data.watermark,
                  t("effective"): data.effective}
@@ -637,7 +638,7 @@ class Explorer:
 def _make_frame(stream: Stream, request: tuple[RunConfig, str]) -> Frame:
     config, key = request
     result = run(stream, config)
-    return Frame(result, two_clocks(result, key=key, budget=INTERACTIVE_BUDGET), key)
+    return Frame(result, two_clocks(result, key=key, budget=INTERACTIVE_BUDGET, hover=False), key)
 
 
 def parse_upload(name: str, content: bytes) -> pd.DataFrame:

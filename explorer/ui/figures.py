@@ -46,7 +46,7 @@ class Points:
 class Markers(Points):
     """Emission markers of one reason; ``rows`` are rows of ``Result.windows``."""
 
-    text: list[str] | None  # hover text, one per marker; None in a sampled frame
+    text: list[str] | None  # hover text, one per marker; None in a light frame
 
 
 @dataclass
@@ -62,6 +62,7 @@ class TwoClocks:
     bands: tuple[np.ndarray, np.ndarray]
     emissions: dict[str, Markers]  # per emission reason (one WebGL trace each), split off the slider's path
     diagonal: tuple[list[float], list[float]]
+    hover: bool  # with hover text; without, a light frame drawn while a control moves (float32 where exact)
     note: str = ""
 
 
@@ -80,7 +81,9 @@ def sample_rows(rows: np.ndarray, late: np.ndarray, budget: int) -> np.ndarray:
 
 
 def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = None,
-               budget: int = POINT_BUDGET) -> TwoClocks:
+               budget: int = POINT_BUDGET, hover: bool = True) -> TwoClocks:
+    """What the two clocks draw. ``hover=False`` for a frame drawn while a control moves: it is not read
+    closely, so it gets hover text only if it shows every event anyway (formatting it costs ~45 ms at 1M)."""
     ev = result.events
     mask = np.ones(len(ev), dtype=bool)
     if key != ALL_KEYS:
@@ -111,10 +114,9 @@ def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = Non
         emitted = emitted.iloc[keep]
     lo = float(min(arrival_us.min(), event_time_us.min())) / MICROS["s"] if len(ev) else 0.0
     hi = float(max(arrival_us.max(), event_time_us.max())) / MICROS["s"] if len(ev) else 1.0
-    # a sampled frame is drawn without hover text (it is not read closely), so none is formatted for it
-    markers = emission_markers(emitted, hover=len(shown_rows) == len(rows))
-    return TwoClocks(points, len(shown_rows), len(rows), wm, eff, owners, window_bands(result, emitted), markers,
-                     ([lo, hi], [lo, hi]), "; ".join(notes))
+    hover = hover or len(shown_rows) == len(rows)
+    return TwoClocks(points, len(shown_rows), len(rows), wm, eff, owners, window_bands(result, emitted),
+                     emission_markers(emitted, hover), ([lo, hi], [lo, hi]), hover, "; ".join(notes))
 
 
 def watermark_steps(result: Result, key: str = ALL_KEYS, upto_batch: int | None = None):

@@ -128,15 +128,15 @@ def watermark_steps(result: Result, key: str = ALL_KEYS, upto_batch: int | None 
     if upto_batch is not None:
         mask &= trace["batch"].to_numpy() <= upto_batch
     scope = trace["scope"].to_numpy()
-    # one watermark (the usual case) is told by one comparison; hashing a million scope strings cost ~30 ms
-    scopes = scope[:1] if len(scope) == 0 or (scope == scope[0]).all() else pd.unique(scope)
-    one_line = len(scopes) <= 1
-    if not one_line and key != ALL_KEYS and key in scopes:
-        mask &= scope == key
-        one_line = True
-    elif not one_line and "*" in scopes:
-        mask &= scope == "*"
-        one_line = True
+    scopes = scope[:1] if _all_same(scope) else pd.unique(scope)
+    chosen = None  # of several watermarks: the picked key's, else the merged one; with neither, one line each
+    if len(scopes) > 1 and key != ALL_KEYS and key in scopes:
+        chosen = key
+    elif len(scopes) > 1 and "*" in scopes:
+        chosen = "*"
+    if chosen is not None:
+        mask &= scope == chosen
+    one_line = len(scopes) <= 1 or chosen is not None
     trace = trace[mask] if not mask.all() else trace
     xs, ys, es, owners = [], [], [], []
     groups = [(trace["scope"].iat[0] if len(trace) else "*", trace)] if one_line else \
@@ -166,6 +166,12 @@ def watermark_owner(result: Result, scope: str) -> str:
     if kind == "key":
         return f"key {scope}" if scope else "key (empty)"
     return f"partition {scope}"
+
+
+def _all_same(values: np.ndarray) -> bool:
+    """Whether an object column holds one value, by one comparison: hashing a million strings (``pd.unique``,
+    ``pd.factorize``) cost ~30 ms of each 1M-event frame for what is usually one key or one watermark scope."""
+    return len(values) == 0 or bool((values == values[0]).all())
 
 
 def thin_steps(n: int, budget: int) -> np.ndarray:
@@ -206,7 +212,7 @@ def first_arrivals(result: Result, windows: pd.DataFrame) -> np.ndarray:
     start, end = assignments["start"].to_numpy()[admitted], assignments["end"].to_numpy()[admitted]
     arrival = result.events["arrival_time"].to_numpy(dtype=np.int64)[event]
     keys = result.events["key"].to_numpy()
-    if (keys == keys[0]).all():  # one key (the usual case): no need to hash a million key strings
+    if _all_same(keys):  # one key (the usual case)
         key_code, names = np.zeros(len(event), dtype=np.int64), pd.Index([keys[0]])
     else:
         codes, names = pd.factorize(keys)

@@ -108,3 +108,39 @@ def examples(n: int) -> int:
     """Hypothesis example count, scaled by WX_EXAMPLES (e.g. 20 for a long local hunt)."""
     import os
     return n * int(os.environ.get("WX_EXAMPLES", "1"))
+
+
+@st.composite
+def boundary_case(draw):
+    """A stream built to sit on the edges the rules have: events exactly at window ends (and 1 µs either
+    side), arrival gaps exactly the idle timeout or the session gap, ties in arrival time, keys that go
+    silent and come back, and a silent stream at the end; with a config whose durations are those edges."""
+    width = draw(st.sampled_from([2, 4, 10])) * S
+    idle = draw(st.sampled_from([1, 2])) * width
+    n = draw(st.integers(2, 25))
+    slots = draw(st.lists(st.integers(0, 8), min_size=n, max_size=n))
+    nudges = draw(st.lists(st.sampled_from([0, 0, -1, 1]), min_size=n, max_size=n))
+    event_time = [k * width + d for k, d in zip(slots, nudges)]
+    waits = draw(st.lists(st.sampled_from([0, 0, width, idle, idle - 1, idle + 1, width // 2]), min_size=n,
+                          max_size=n))
+    keys = draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=n, max_size=n))
+    frame = pd.DataFrame({
+        "id": [f"e{i}" for i in range(n)], "key": keys,
+        "partition": draw(st.lists(st.sampled_from(["P", "Q"]), min_size=n, max_size=n)),
+        "event_time": [t / S for t in event_time],
+        "arrival_time": [(max(t, 0) + w) / S for t, w in zip(event_time, waits)],
+    })
+    config = draw(configs(has_batch=False))
+    window = config.window
+    if window.kind is WindowKind.SESSION:
+        window = replace(window, gap=width)
+    else:
+        window = replace(window, size=width, slide=width if window.kind is WindowKind.TUMBLING else width // 2)
+    edge = st.sampled_from([0, width // 2, width, idle])
+    time = replace(config.time, delay=draw(edge), bound=draw(edge), allowed_lateness=draw(st.sampled_from([0, width])),
+                   idle_timeout=draw(st.sampled_from([None, idle])), heartbeat=draw(st.sampled_from([width, idle])),
+                   source_idle_timeout=draw(st.sampled_from([None, idle])))
+    batches = draw(st.sampled_from([BatchSpec(BatchKind.EVENT), BatchSpec(BatchKind.COUNT, count=2),
+                                    BatchSpec(BatchKind.INTERVAL, interval=width // 2)]))
+    return stream_from_frame(frame, name="boundary"), RunConfig(window=window, time=time, batches=batches,
+                                                                  preset="custom")

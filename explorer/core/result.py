@@ -64,9 +64,10 @@ class Stat:
 
     @staticmethod
     def of(values: np.ndarray, unit: str = "s") -> "Stat":
+        """Sorted first, so the mean's rounding does not depend on the order the rows came in."""
         if len(values) == 0:
             return Stat(None, None, None, None)
-        scaled = np.asarray(values, dtype=float) / MICROS[unit]
+        scaled = np.sort(np.asarray(values, dtype=float)) / MICROS[unit]
         return Stat(float(scaled.mean()), float(np.percentile(scaled, 50)), float(np.percentile(scaled, 95)),
                     float(scaled.max()))
 

@@ -21,7 +21,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from explorer.config import LatenessRule, RunConfig, apply_delay, delay_of, preset
-from explorer.core import Result, run, supports
+from explorer.core import Result, run
 from explorer.errors import InputError
 from explorer.metrics import CurveRow, curve
 from explorer.streams import GENERATORS, Stream, generate, load_events, stream_from_frame
@@ -548,8 +548,7 @@ class Explorer:
         self._curve_key = key
         self._curve_generation += 1
         generation = self._curve_generation
-        points = 41 if supports(config, self.stream) else 6  # the reference engine is ~30× slower
-        delays = np.linspace(0, self.controls.delay.max, points)
+        delays = np.linspace(0, self.controls.delay.max, 41)
         stream = self.stream
 
         def work() -> None:

@@ -1,0 +1,167 @@
+"""The run, compiled: every arrival batch admitted and committed in order, then the end of input.
+
+The same sequence as the reference engine's ``step`` and ``finish``, decision for decision; the named parts
+it calls live in ``watermarks``, ``windows`` and ``firing``.
+"""
+
+import numpy as np
+from numba import njit
+
+from explorer.core.compiled.firing import (check_idle, emit, event_clock_passes, fire, fire_ready, heartbeats, heartbeats_matter,
+                                           purge, record_trace, reschedule_due, touch_key)
+from explorer.core.compiled.layout import (KIND_COMMIT, KIND_NO_DATA, REASON_END_OF_STREAM, REASON_LATE_UPDATE,
+                                           SC_ALIVE, SC_BATCH, SC_CLOCK, SC_DIRTY, SC_GLOBAL_MAX, SC_MAX_OPEN,
+                                           SC_NOW, SC_PENDING, SC_TOUCHED_GROUPS, SC_TOUCHED_SOURCES, SC_WINDOWS,
+                                           STATUS_LATE_UPDATED, STATUS_ON_TIME, STATUS_REFUSED)
+from explorer.core.compiled.watermarks import (advance, batch_candidate, effective, fast_forward, group_raw,
+                                               mark_idle_partitions, observe_element, observe_partition)
+from explorer.core.compiled.windows import admit_fixed, admit_session, group_of_window
+
+
+@njit(cache=True, nogil=True)
+def run(st):
+    for b in range(st.n_batches):
+        _step(st, b)
+    _finish(st)
+
+
+@njit(cache=True, inline="always")
+def _touch(m, stamps, listed, count_slot, item, stamp):
+    """List ``item`` once per batch; True the first time."""
+    if m[stamps + item] == stamp:
+        return False
+    m[stamps + item] = stamp
+    m[listed + m[count_slot]] = item
+    m[count_slot] += 1
+    return True
+
+
+@njit(cache=True)
+def _step(st, b):
+    m = st.m
+    lo, hi = m[st.batch_start + b], m[st.batch_start + b + 1]
+    if m[SC_BATCH] > 0:
+        if heartbeats_matter(st):
+            heartbeats(st, m[st.ev_arrival + lo], True)
+        if st.event_clock:
+            event_clock_passes(st, m[st.ev_arrival + lo])
+    stamp = b + 1
+    m[SC_BATCH] = stamp
+    m[SC_TOUCHED_SOURCES] = 0
+    m[SC_TOUCHED_GROUPS] = 0
+    m[SC_DIRTY] = 0
+    for i in range(lo, hi):
+        t, s, g, k = m[st.ev_t + i], m[st.ev_source + i], m[st.ev_group + i], m[st.ev_key + i]
+        _touch(m, st.grp_stamp, st.grp_touched, SC_TOUCHED_GROUPS, g, stamp)
+        if st.source_idle >= 0 and st.merged:
+            observe_partition(st, m[st.ev_partition + i], m[st.ev_arrival + i])
+        m[st.grp_max_seen + g] = max(m[st.grp_max_seen + g], t)
+        if st.event_clock:
+            m[SC_NOW] = m[st.ev_arrival + i]
+        observe_element(st, s, t, _touch(m, st.src_stamp, st.src_touched, SC_TOUCHED_SOURCES, s, stamp))
+        raw = group_raw(st, g)
+        eff = effective(raw, st.delay)
+        if st.session:
+            late, refused = admit_session(st, i, k, t, eff)
+        else:
+            late, refused = admit_fixed(st, i, t, eff)
+        if st.event_clock and fast_forward(st, s, t, eff) and not st.merged:
+            reschedule_due(st, s)
+        m[st.ev_status + i] = STATUS_ON_TIME if not late else (STATUS_REFUSED if refused else STATUS_LATE_UPDATED)
+        m[st.ev_seen_raw + i] = raw
+        m[SC_GLOBAL_MAX] = max(m[SC_GLOBAL_MAX], t)
+        if st.idle >= 0:
+            touch_key(st, k, m[st.ev_arrival + i] if st.idle_processing else t)
+    _commit(st, m[st.commit + b])
+
+
+@njit(cache=True)
+def _advance_pending(st):
+    m = st.m
+    for i in range(m[SC_PENDING]):
+        s = m[st.src_pending + i]
+        advance(st, s, m[st.src_pending_value + s])
+
+
+@njit(cache=True)
+def _commit(st, commit):
+    m = st.m
+    m[SC_CLOCK] = max(m[SC_CLOCK], commit)
+    if st.event_clock:
+        m[SC_NOW] = commit
+    n_touched = m[SC_TOUCHED_SOURCES]
+    if not st.processing:
+        if st.backlog:  # this batch's watermark takes effect one micro-batch later
+            _advance_pending(st)
+            m[SC_PENDING] = 0
+            if st.per_batch:
+                for i in range(n_touched):
+                    s = m[st.src_touched + i]
+                    m[st.src_pending + i] = s
+                    m[st.src_pending_value + s] = batch_candidate(st, s)
+                m[SC_PENDING] = n_touched
+        elif st.per_batch:
+            for i in range(n_touched):
+                s = m[st.src_touched + i]
+                advance(st, s, batch_candidate(st, s))
+    for d in range(m[SC_DIRTY]):
+        w = m[st.dirty + d]
+        if m[st.win_dirty + w] and m[st.win_alive + w]:
+            m[st.win_dirty + w] = 0
+            emit(st, w, REASON_LATE_UPDATE, commit, group_raw(st, group_of_window(st, w)))
+    if st.source_idle >= 0 and st.merged:
+        mark_idle_partitions(st, commit)
+    n_groups = 1 if st.merged or st.processing else m[SC_TOUCHED_GROUPS]  # (then the one global group)
+    for i in range(n_groups):
+        fire_ready(st, m[st.grp_touched + i], commit)
+    if st.idle >= 0:
+        check_idle(st, commit if st.idle_processing else m[SC_GLOBAL_MAX], commit)
+    for i in range(n_groups):
+        purge(st, m[st.grp_touched + i])
+    if st.processing:
+        m[st.src_trace] = 0
+        record_trace(st, 1, commit, KIND_COMMIT)
+    else:
+        for i in range(n_touched):
+            m[st.src_trace + i] = m[st.src_touched + i]
+        record_trace(st, n_touched, commit, KIND_COMMIT)
+    m[SC_MAX_OPEN] = max(m[SC_MAX_OPEN], m[SC_ALIVE])
+
+
+@njit(cache=True)
+def _finish(st):
+    """The input ran out: the backlog's no-data micro-batch, then heartbeats until nothing more can fire,
+    then END_OF_STREAM for whatever is still open."""
+    m = st.m
+    m[SC_BATCH] = max(m[SC_BATCH], st.n_batches)
+    m[SC_CLOCK] = max(m[SC_CLOCK], m[st.commit + st.n_batches - 1])
+    n_pending = m[SC_PENDING]
+    if st.backlog and not st.processing and n_pending > 0:
+        m[SC_BATCH] += 1
+        _advance_pending(st)
+        for g in range(st.n_groups):
+            fire_ready(st, g, m[SC_CLOCK])
+        for g in range(st.n_groups):
+            purge(st, g)
+        for i in range(n_pending):
+            m[st.src_trace + i] = m[st.src_pending + i]
+        record_trace(st, n_pending, m[SC_CLOCK], KIND_NO_DATA)
+        m[SC_PENDING] = 0
+    heartbeats(st, 0, False)
+    for w in range(m[SC_WINDOWS] if st.session else st.n_windows):
+        if m[st.win_alive + w] and not m[st.win_fired + w]:
+            fire(st, w, REASON_END_OF_STREAM, m[SC_CLOCK], group_raw(st, group_of_window(st, w)))
+
+
+@njit(cache=True)
+def gather_ids(m, node_row, node_next, heads, counts):
+    """The rows of every emission's events, emission after emission (each a prefix of its window's list)."""
+    out = np.empty(counts.sum(), np.int64)
+    pos = 0
+    for e in range(heads.shape[0]):
+        at = heads[e]
+        for _ in range(counts[e]):
+            out[pos] = m[node_row + at]
+            at = m[node_next + at]
+            pos += 1
+    return out

@@ -1,0 +1,282 @@
+"""When windows fire, compiled: by watermark, by idle timeout (idleness per key, on either clock), by the
+event clock's passing time between batches, and when the input runs out. Also the pipeline heartbeat,
+the purge of windows past their allowed lateness, and the records every decision leaves (emissions and
+the watermark trace).
+
+Heaps hold (end, window) entries lazily: an entry counts only while its window is alive, unfired and still
+ends there, exactly as in the reference engine.
+"""
+
+from numba import njit
+
+from explorer.core.compiled import heaps
+from explorer.core.compiled.layout import (EM_AT, EM_BATCH, EM_COUNT, EM_END, EM_FIELDS, EM_HEAD, EM_KEY,
+                                           EM_MAX_SEEN, EM_RAW, EM_REASON, EM_REVISION, EM_START, EM_WINDOW,
+                                           KIND_HEARTBEAT, NONE, REASON_IDLE_TIMEOUT, REASON_WATERMARK, SC_BATCH,
+                                           SC_CLOCK, SC_DUE_SIZE, SC_EMISSIONS, SC_IDLE_SIZE, SC_NOW, SC_TRACE,
+                                           TR_AT, TR_BATCH, TR_FIELDS, TR_KIND, TR_RAW, TR_SOURCE,
+                                           TRACE_ALL_SOURCES)
+from explorer.core.compiled.watermarks import effective, group_raw, source_raw
+from explorer.core.compiled.windows import group_of_window, push_purge, remove, schedule_due
+
+
+@njit(cache=True, inline="always")
+def _next_row(st, count_slot, capacity):
+    """(whether it fits, index) of the next record. Records past the table's end are counted, not written:
+    the caller runs again with tables of the counted size (``plan.run_kernel``)."""
+    n = st.m[count_slot]
+    st.m[count_slot] = n + 1
+    return n < capacity, n
+
+
+@njit(cache=True)
+def emit(st, w, reason, at, raw):
+    m = st.m
+    m[st.win_revision + w] += 1
+    fits, n = _next_row(st, SC_EMISSIONS, st.emissions_capacity)
+    if not fits:
+        return
+    row = st.emissions + n * EM_FIELDS
+    m[row + EM_WINDOW] = w
+    m[row + EM_KEY] = m[st.win_key + w]
+    m[row + EM_START] = m[st.win_start + w]
+    m[row + EM_END] = m[st.win_end + w]
+    m[row + EM_COUNT] = m[st.win_count + w]
+    m[row + EM_HEAD] = m[st.win_head + w]
+    m[row + EM_BATCH] = m[SC_BATCH]
+    m[row + EM_AT] = at
+    m[row + EM_RAW] = raw
+    m[row + EM_REASON] = reason
+    m[row + EM_REVISION] = m[st.win_revision + w]
+    m[row + EM_MAX_SEEN] = m[st.grp_max_seen + group_of_window(st, w)]
+
+
+@njit(cache=True)
+def fire(st, w, reason, at, raw):
+    st.m[st.win_fired + w] = 1
+    emit(st, w, reason, at, raw)
+    push_purge(st, w)
+
+
+@njit(cache=True, inline="always")
+def _fire_top(st, g):
+    """(end, window, whether the entry still counts) at the top of group g's fire heap."""
+    m = st.m
+    base = m[st.grp_fire_base + g]
+    end, w = m[st.fire_keys + base], m[st.fire_values + base]
+    return end, w, m[st.win_alive + w] == 1 and m[st.win_fired + w] == 0 and m[st.win_end + w] == end
+
+
+@njit(cache=True, inline="always")
+def _pop_fire(st, g):
+    base = st.m[st.grp_fire_base + g]
+    heaps.pop(st.m, st.fire_keys + base, st.fire_values + base, st.grp_fire_size + g)
+
+
+@njit(cache=True)
+def clean_fire_top(st, g):
+    """Drop stale entries from the top of group g's fire heap; True when a live one is left."""
+    while st.m[st.grp_fire_size + g] > 0:
+        if _fire_top(st, g)[2]:
+            return True
+        _pop_fire(st, g)
+    return False
+
+
+@njit(cache=True, inline="always")
+def fire_ready(st, g, at):
+    """Fire every window of group g whose end the effective watermark has reached."""
+    if st.m[st.grp_fire_size + g] > 0:
+        _fire_ready(st, g, at)
+
+
+@njit(cache=True)
+def _fire_ready(st, g, at):
+    raw = group_raw(st, g)
+    eff = effective(raw, st.delay)
+    while st.m[st.grp_fire_size + g] > 0:
+        end, w, valid = _fire_top(st, g)
+        if end > eff:
+            break
+        _pop_fire(st, g)
+        if valid:
+            fire(st, w, REASON_WATERMARK, at, raw)
+
+
+@njit(cache=True, inline="always")
+def purge(st, g):
+    """Drop fired windows whose end + allowed lateness the effective watermark has passed."""
+    if st.m[st.grp_purge_size + g] > 0:
+        _purge(st, g)
+
+
+@njit(cache=True)
+def _purge(st, g):
+    m = st.m
+    size = st.grp_purge_size + g
+    eff = effective(group_raw(st, g), st.delay)
+    base = m[st.grp_purge_base + g]
+    keys, values = st.purge_keys + base, st.purge_values + base
+    while m[size] > 0:
+        w = m[values]
+        held = m[st.win_alive + w] == 1 and m[st.win_fired + w] == 1
+        if held and m[keys] > eff:
+            break
+        heaps.pop(m, keys, values, size)
+        if held:
+            remove(st, w)
+
+
+@njit(cache=True)
+def touch_key(st, k, basis):
+    """Idleness per key: the key's silence now counts from ``basis`` (its newest time on the idle clock)."""
+    m = st.m
+    last = max(basis, m[st.key_last + k])
+    m[st.key_last + k] = last
+    deadline = last + st.idle
+    m[st.key_deadline + k] = deadline
+    m[st.key_has_deadline + k] = 1
+    heaps.push(m, st.idle_keys, st.idle_values, SC_IDLE_SIZE, deadline, k)
+
+
+@njit(cache=True, inline="always")
+def _clean_idle_top(st):
+    m = st.m
+    while m[SC_IDLE_SIZE] > 0:
+        k = m[st.idle_values]
+        if m[st.key_has_deadline + k] and m[st.key_deadline + k] == m[st.idle_keys]:
+            return True
+        heaps.pop(m, st.idle_keys, st.idle_values, SC_IDLE_SIZE)
+    return False
+
+
+@njit(cache=True)
+def check_idle(st, now, at):
+    """Flush the windows of every key silent for the idle timeout by ``now``."""
+    m = st.m
+    while _clean_idle_top(st) and m[st.idle_keys] <= now:
+        k = m[st.idle_values]
+        heaps.pop(m, st.idle_keys, st.idle_values, SC_IDLE_SIZE)
+        m[st.key_has_deadline + k] = 0
+        raw = group_raw(st, m[st.key_group + k])
+        w = m[st.key_head + k]
+        while w >= 0:
+            if m[st.win_fired + w] == 0:
+                fire(st, w, REASON_IDLE_TIMEOUT, at, raw)
+            w = m[st.win_next + w]
+
+
+@njit(cache=True, inline="always")
+def _next_deadline(st):
+    """(found, the earliest processing time at which a heartbeat could change something)."""
+    found = False
+    best = NONE
+    if st.idle >= 0 and st.idle_processing and _clean_idle_top(st):
+        best = st.m[st.idle_keys]
+        found = True
+    if st.processing and clean_fire_top(st, 0):
+        due = _fire_top(st, 0)[0] + st.delay
+        if not found or due < best:
+            best = due
+        found = True
+    return found, best
+
+
+@njit(cache=True, inline="always")
+def heartbeats_matter(st):
+    """Whether a heartbeat can change anything: idleness on the processing clock, or processing time."""
+    return st.processing or (st.idle >= 0 and st.idle_processing)
+
+
+@njit(cache=True)
+def heartbeats(st, before, bounded):
+    """Run the pipeline heartbeats that tick (on multiples of the interval) before ``before`` (or all of
+    them, when not ``bounded``: the input has run out)."""
+    m = st.m
+    every = st.heartbeat
+    while True:
+        found, deadline = _next_deadline(st)
+        if not found:
+            return
+        tick = -((-deadline) // every) * every
+        if m[SC_CLOCK] != NONE:
+            tick = max(tick, (m[SC_CLOCK] // every + 1) * every)
+        if bounded and tick >= before:
+            return
+        m[SC_CLOCK] = tick
+        if st.processing:
+            fire_ready(st, 0, tick)
+            m[st.src_trace] = 0
+            record_trace(st, 1, tick, KIND_HEARTBEAT)
+        if st.idle_processing:
+            check_idle(st, tick, tick)
+        if st.processing:
+            purge(st, 0)
+
+
+@njit(cache=True)
+def _due(st, g):
+    """(found, when group g's moving event-clock mark reaches its earliest waiting window's end)."""
+    raw = st.m[st.src_raw + g]
+    if raw == NONE or not clean_fire_top(st, g):
+        return False, NONE
+    return True, st.m[st.src_set_at + g] + (_fire_top(st, g)[0] + st.delay - raw)
+
+
+@njit(cache=True)
+def event_clock_passes(st, until):
+    """Between batches an event clock keeps advancing: each window closes at the exact processing time its
+    watermark reaches the end (Bytewax wakes the operator then), stamped with the batch before. Groups are
+    independent, so each is taken in the order of its own due times."""
+    m = st.m
+    if not st.merged:
+        while m[SC_DUE_SIZE] > 0 and m[st.due_keys] <= until:
+            listed, g = m[st.due_keys], m[st.due_values]
+            heaps.pop(m, st.due_keys, st.due_values, SC_DUE_SIZE)
+            if not m[st.grp_due_listed + g] or m[st.grp_due_at + g] != listed:
+                continue  # superseded by an earlier entry
+            m[st.grp_due_listed + g] = 0
+            found, at = _due(st, g)
+            if found and at <= listed:
+                m[SC_NOW] = at
+                fire_ready(st, g, at)
+                found, at = _due(st, g)
+            if found:
+                schedule_due(st, g, at)
+    m[SC_NOW] = until
+
+
+@njit(cache=True)
+def reschedule_due(st, g):
+    """The event clock's mark of group g was fast-forwarded: its windows are due earlier."""
+    found, at = _due(st, g)
+    if found:
+        schedule_due(st, g, at)
+
+
+@njit(cache=True, inline="always")
+def _trace_row(st, source, at, raw, kind):
+    fits, n = _next_row(st, SC_TRACE, st.trace_capacity)
+    if fits:
+        m = st.m
+        row = st.trace + n * TR_FIELDS
+        m[row + TR_BATCH] = m[SC_BATCH]
+        m[row + TR_AT] = at
+        m[row + TR_SOURCE] = source
+        m[row + TR_RAW] = raw
+        m[row + TR_KIND] = kind
+
+
+@njit(cache=True)
+def record_trace(st, n_sources, at, kind):
+    """One trace row per source listed at ``src_trace`` (sorted here, in place), then the merged row."""
+    m = st.m
+    listed = m[st.src_trace:st.src_trace + n_sources]
+    if n_sources > 1:
+        listed.sort()
+    for i in range(n_sources):
+        s = listed[i]
+        raw = m[SC_CLOCK] if st.processing else source_raw(st, s)
+        _trace_row(st, s, at, raw, kind)
+    if st.merged:
+        _trace_row(st, TRACE_ALL_SOURCES, at, group_raw(st, 0), kind)

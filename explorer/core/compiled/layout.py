@@ -1,0 +1,46 @@
+"""Integer codes shared by the compiled evaluation and the Python that prepares and reads it.
+
+numba compiles module-level ints as constants, so these names cost nothing inside the kernel.
+
+The kernel's state is one int64 array (the arena, ``st.m``) plus a namedtuple of ints: the configuration,
+the sizes, and where each table starts in the arena (``plan.State``). One array, because numba passes each
+array of a tuple with a reference-count update on every call: a state of 21 arrays cost 180 ns per call,
+one array and a hundred ints cost 10.
+"""
+
+NONE = -(2**62)  # "no watermark yet", as in the reference engine
+
+# --- the run's scalars: the first slots of the arena ---------------------------------------------------
+SC_CLOCK = 0  # processing clock: last commit or heartbeat
+SC_NOW = 1  # event clock: the processing time watermarks are read at
+SC_STARTED = 2  # first arrival (partition idleness counts silent partitions from it)
+SC_FLOOR = 3  # partition idleness: the merged watermark so far (it never goes back)
+SC_GLOBAL_MAX = 4  # newest event time of the whole stream (event-clock idleness)
+SC_BATCH = 5  # batch number decisions are stamped with
+SC_ALIVE = 6  # windows held in state
+SC_MAX_OPEN = 7
+SC_NODES = 8  # window-content nodes used
+SC_WINDOWS = 9  # session windows allocated
+SC_EMISSIONS = 10  # emissions recorded (counted past the table's end: see plan.run_kernel)
+SC_TRACE = 11  # trace rows recorded (likewise)
+SC_DIRTY = 12  # windows a late admission marked for re-emission in this batch
+SC_PENDING = 13  # backlog: sources with a pending watermark
+SC_TOUCHED_SOURCES = 14
+SC_TOUCHED_GROUPS = 15
+SC_IDLE_SIZE = 16
+SC_DUE_SIZE = 17
+SC_SLOTS = 18
+
+# --- emissions: EM_FIELDS ints per emission -----------------------------------------------------------
+EM_WINDOW, EM_KEY, EM_START, EM_END, EM_COUNT, EM_HEAD, EM_BATCH, EM_AT, EM_RAW, EM_REASON, EM_REVISION, \
+    EM_MAX_SEEN = range(12)
+EM_FIELDS = 12
+
+# --- the watermark trace: TR_FIELDS ints per row (one per batch or heartbeat, and scope) -------------
+TR_BATCH, TR_AT, TR_SOURCE, TR_RAW, TR_KIND = range(5)
+TR_FIELDS = 5
+TRACE_ALL_SOURCES = -1  # the merged row of a partition merge ("*")
+
+REASON_WATERMARK, REASON_IDLE_TIMEOUT, REASON_LATE_UPDATE, REASON_END_OF_STREAM = 0, 1, 2, 3
+KIND_COMMIT, KIND_HEARTBEAT, KIND_NO_DATA = 0, 1, 2
+STATUS_ON_TIME, STATUS_LATE_UPDATED, STATUS_REFUSED = 0, 1, 2

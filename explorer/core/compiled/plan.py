@@ -1,0 +1,280 @@
+"""What the compiled kernel needs, prepared in numpy: the configuration as integers, the events as code
+arrays, fixed windows' ids, and every table sized from a proven bound, so the kernel never allocates.
+
+What depends only on the stream (codes, batches, window ids for a window spec) is cached on the Stream:
+a slider step or a 41-point sweep prepares it once.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from dataclasses import dataclass, fields
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+from explorer.config import LatenessRule, RunConfig, Schedule, Scope, Strategy, TimeConfig, TimeSource, WindowKind
+from explorer.core.compiled import layout as L
+from explorer.core.compiled.layout import NONE
+from explorer.streams import Stream, assign_batches
+
+# How each TimeConfig field reaches the kernel: the State fields it sets, from its value. A field missing here
+# makes ``kernel_config`` fail, and tests/test_compiled.py checks this table against TimeConfig's fields.
+TIME_FIELDS: dict[str, Callable[[Any], dict[str, int]]] = {
+    "time_source": lambda v: {"processing": int(v is TimeSource.PROCESSING)},
+    "strategy": lambda v: {"strategy_min": int(v is Strategy.MIN),
+                           "per_batch": int(v in (Strategy.MIN, Strategy.MAX)),
+                           "bounded_strategy": int(v is Strategy.BOUNDED),
+                           "event_clock_strategy": int(v is Strategy.EVENT_CLOCK)},
+    "bound": lambda v: {"bound": v},
+    "delay": lambda v: {"delay": v},
+    "allowed_lateness": lambda v: {"allowed": v},
+    "late_policy": lambda v: {},  # the kernel says "refused"; the tables name it side output or dropped
+    "lateness_rule": lambda v: {"rule_window": int(v is LatenessRule.WINDOW)},
+    "idle_timeout": lambda v: {"idle": -1 if v is None else v},
+    "idle_clock": lambda v: {"idle_processing": int(v is TimeSource.PROCESSING)},
+    "heartbeat": lambda v: {"heartbeat": v},
+    "scope": lambda v: {"scope_key": int(v is Scope.KEY),
+                        "scope_partitions": int(v in (Scope.PARTITION_MIN, Scope.PARTITION_MAX)),
+                        "pick_min": int(v is Scope.PARTITION_MIN)},
+    "schedule": lambda v: {"backlog": int(v is Schedule.BACKLOG)},
+    "end_inclusive": lambda v: {"end_inclusive": int(v)},
+    "session_close_strict": lambda v: {"strict": int(v)},
+    "source_idle_timeout": lambda v: {"source_idle": -1 if v is None else v},
+}
+
+
+def kernel_config(config: RunConfig) -> dict[str, int]:
+    """The configuration as the kernel's named ints (every TimeConfig field through TIME_FIELDS)."""
+    out: dict[str, int] = {}
+    for f in fields(TimeConfig):
+        out.update(TIME_FIELDS[f.name](getattr(config.time, f.name)))
+    processing = out.pop("processing")
+    out.update(
+        processing=processing,
+        # the reference engine's derived switches: event-time strategies do nothing under processing time
+        bounded=int(out.pop("bounded_strategy") and not processing),
+        event_clock=int(out.pop("event_clock_strategy") and not processing),
+        merged=int(out.pop("scope_partitions") and not processing),
+        per_key=int(out.pop("scope_key") and not processing),
+        session=int(config.window.kind is WindowKind.SESSION),
+        gap=config.window.gap,
+    )
+    return out
+
+
+@dataclass(frozen=True)
+class EventCodes:
+    """The stream as the kernel reads it: times in µs and text columns as integer codes (sorted names)."""
+
+    t: np.ndarray  # event time, or arrival time under processing time
+    arrival: np.ndarray
+    key: np.ndarray
+    key_names: np.ndarray
+    partition: np.ndarray
+    partition_names: np.ndarray
+
+
+def event_codes(stream: Stream, processing: bool) -> EventCodes:
+    def make() -> EventCodes:
+        ev = stream.events
+        arrival = ev["arrival_time"].to_numpy(dtype=np.int64)
+        t = arrival if processing else ev["event_time"].to_numpy(dtype=np.int64)
+        key, key_names = stream.codes("key")
+        partition, partition_names = stream.codes("partition")
+        return EventCodes(np.ascontiguousarray(t), np.ascontiguousarray(arrival), key, key_names, partition,
+                          partition_names)
+    return stream.cached(("compiled-codes", processing), make)
+
+
+@dataclass(frozen=True)
+class FixedWindows:
+    """Every (event, window) pair of tumbling or sliding windows: ``window_of[event, j]`` is the id of the
+    event's j-th window, latest start first (as the reference engine visits them), or −1 past its last."""
+
+    window_of: np.ndarray
+    key: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+
+
+def fixed_windows(stream: Stream, config: RunConfig) -> FixedWindows:
+    window, time = config.window, config.time
+    processing = time.time_source is TimeSource.PROCESSING
+    cache_key = ("compiled-windows", window.size, window.slide, time.end_inclusive, processing)
+    return stream.cached(cache_key, lambda: _fixed_windows(event_codes(stream, processing), window.size,
+                                                            window.slide, time.end_inclusive))
+
+
+def _fixed_windows(codes: EventCodes, size: int, slide: int, end_inclusive: bool) -> FixedWindows:
+    placed = codes.t - 1 if end_inclusive else codes.t  # (start, end] as [start, end) one µs on
+    per_event = -(-size // slide)
+    last = (placed // slide) * slide
+    starts = last[:, None] - np.arange(per_event, dtype=np.int64)[None, :] * slide
+    valid = starts > (placed - size)[:, None]
+    slot = starts[valid] // slide
+    keys = np.broadcast_to(codes.key[:, None], starts.shape)[valid]
+    low = int(slot.min())
+    span = int(slot.max()) - low + 1
+    if span * (len(codes.key_names) + 1) < 2**62:
+        ids, uniques = pd.factorize(keys * span + (slot - low))
+        w_key, w_slot = uniques // span, uniques % span + low
+    else:  # too wide for one int64 code: factorize the pairs
+        pairs, ids = np.unique(np.stack([keys, slot], axis=1), axis=0, return_inverse=True)
+        w_key, w_slot = pairs[:, 0], pairs[:, 1]
+    window_of = np.full(starts.shape, -1, dtype=np.int64)
+    window_of[valid] = ids
+    w_start = np.asarray(w_slot, dtype=np.int64) * slide
+    return FixedWindows(window_of, np.asarray(w_key, dtype=np.int64), w_start, w_start + size)
+
+
+# The state's tables in the arena: (name, dimension, initial value). Each name becomes a State field
+# holding where the table starts; the dimension names a size computed in ``prepare``.
+TABLES = [
+    # per event, in arrival order
+    ("ev_t", "events", None), ("ev_arrival", "events", None), ("ev_key", "events", None),
+    ("ev_partition", "events", None), ("ev_source", "events", None), ("ev_group", "events", None),
+    ("ev_status", "events", 0), ("ev_seen_raw", "events", 0), ("ev_session", "events", -1),
+    ("ev_session_late", "events", 0), ("ev_session_end", "events", 0),
+    # batches: first event of each (and the end), commit times
+    ("batch_start", "batch_starts", None), ("commit", "batches", None),
+    # fixed windows: each (event, j) pair's window id, whether it was late for it and admitted to it
+    ("window_of", "pairs", None), ("pair_late", "pairs", 0), ("pair_admitted", "pairs", 0),
+    # per watermark source (a key, a partition, or the one global source)
+    ("src_raw", "sources", NONE), ("src_set_at", "sources", 0), ("src_batch_min", "sources", 0),
+    ("src_batch_max", "sources", 0), ("src_stamp", "sources", 0), ("src_touched", "sources", 0),
+    ("src_trace", "sources", 0), ("src_pending", "sources", 0), ("src_pending_value", "sources", 0),
+    # per partition (Flink's withIdleness)
+    ("part_seen", "partitions", 0), ("part_has_seen", "partitions", 0), ("part_idle", "partitions", 0),
+    # per group of windows that share a closing watermark
+    ("grp_max_seen", "groups", NONE), ("grp_stamp", "groups", 0), ("grp_touched", "groups", 0),
+    ("grp_fire_base", "groups", None), ("grp_fire_size", "groups", 0), ("grp_purge_base", "groups", None),
+    ("grp_purge_size", "groups", 0), ("grp_due_at", "groups", 0), ("grp_due_listed", "groups", 0),
+    # per key
+    ("key_group", "keys", None), ("key_last", "keys", NONE), ("key_deadline", "keys", 0),
+    ("key_has_deadline", "keys", 0), ("key_head", "keys", -1), ("key_tail", "keys", -1),
+    # per window
+    ("win_key", "windows", None), ("win_start", "windows", None), ("win_end", "windows", None),
+    ("win_alive", "windows", 0), ("win_fired", "windows", 0), ("win_dirty", "windows", 0),
+    ("win_revision", "windows", 0), ("win_head", "windows", -1), ("win_tail", "windows", -1),
+    ("win_count", "windows", 0), ("win_into", "windows", -1), ("win_prev", "windows", -1),
+    ("win_next", "windows", -1),
+    # window contents: one node per admission
+    ("node_row", "nodes", 0), ("node_next", "nodes", 0),
+    # heaps (keys, values): fire and purge in blocks per group, idle (per key) and due (event clock)
+    ("fire_keys", "fire", 0), ("fire_values", "fire", 0), ("purge_keys", "purge", 0),
+    ("purge_values", "purge", 0), ("idle_keys", "events", 0), ("idle_values", "events", 0),
+    ("due_keys", "due", 0), ("due_values", "due", 0),
+    # scratch: windows to re-emit at commit, sessions an event touches
+    ("dirty", "dirty", 0), ("touching", "touching", 0),
+    # the records
+    ("emissions", "emission_slots", 0), ("trace", "trace_slots", 0),
+]
+CONFIG_FIELDS = ["processing", "strategy_min", "per_batch", "bounded", "event_clock", "bound", "delay", "allowed",
+                 "rule_window", "idle", "idle_processing", "heartbeat", "per_key", "merged", "pick_min", "backlog",
+                 "end_inclusive", "strict", "source_idle", "session", "gap"]
+SIZE_FIELDS = ["n_events", "n_batches", "per_event", "n_sources", "n_groups", "n_windows", "emissions_capacity",
+               "trace_capacity"]
+State = namedtuple("State", ["m"] + CONFIG_FIELDS + SIZE_FIELDS + [name for name, _, _ in TABLES])
+
+
+@dataclass
+class Prepared:
+    """The state for one run, and what is needed to read it back."""
+
+    state: State
+    codes: EventCodes
+    source_names: np.ndarray
+    windows: FixedWindows | None
+    sizes: dict[str, int]  # each table's length, by its State name
+
+    def table(self, name: str, size: int | None = None) -> np.ndarray:
+        """A table of the arena by its State name (a view)."""
+        start = getattr(self.state, name)
+        return self.state.m[start:start + (self.sizes[name] if size is None else size)]
+
+
+def _blocks(bound_per_group: np.ndarray) -> np.ndarray:
+    return np.concatenate([[0], np.cumsum(bound_per_group)[:-1]]).astype(np.int64)
+
+
+def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, trace: int | None = None) -> Prepared:
+    settings = kernel_config(config)
+    processing = bool(settings["processing"])
+    codes = event_codes(stream, processing)
+    batches = assign_batches(stream, config.batches)
+    n, n_keys, n_parts = len(codes.t), len(codes.key_names), len(codes.partition_names)
+    if settings["per_key"]:
+        source, source_names = codes.key, codes.key_names
+    elif settings["merged"]:
+        source, source_names = codes.partition, codes.partition_names
+    else:
+        source, source_names = np.zeros(n, dtype=np.int64), np.array(["*"], dtype=object)
+    group = codes.key if settings["per_key"] else np.zeros(n, dtype=np.int64)
+    n_groups = n_keys if settings["per_key"] else 1
+    events_per_group = np.bincount(group, minlength=n_groups).astype(np.int64)
+    if settings["session"]:
+        windows = None
+        window_of = np.zeros(0, dtype=np.int64)
+        per_event, n_windows = 1, n
+        fire_bound = events_per_group  # each event pushes its session at most once
+        purge_bound = 2 * events_per_group  # each fire, and each late growth of an emitted session
+        nodes = n
+        window_key = window_start = window_end = 0
+    else:
+        windows = fixed_windows(stream, config)
+        per_event, n_windows = windows.window_of.shape[1], len(windows.key)
+        window_of = windows.window_of.ravel()
+        pairs = (windows.window_of >= 0).sum(axis=1)
+        fire_bound = np.bincount(group, weights=pairs, minlength=n_groups).astype(np.int64)  # admissions
+        purge_bound = fire_bound  # a fire follows a push
+        nodes = int(pairs.sum())
+        window_key, window_start, window_end = windows.key, windows.start, windows.end
+    n_batches = len(batches.commit_time)
+    emissions = emissions if emissions is not None else n_windows // 2 + n // 16 + 256
+    trace = trace if trace is not None else 2 * n_batches + len(source_names) + 256
+    total_fire = int(fire_bound.sum())
+    sizes = {
+        "events": n, "batch_starts": n_batches + 1, "batches": n_batches, "pairs": n * per_event if not
+        settings["session"] else 0, "sources": len(source_names), "partitions": n_parts, "groups": n_groups,
+        "keys": n_keys, "windows": n_windows, "nodes": nodes, "fire": total_fire,
+        "purge": int(purge_bound.sum()), "due": total_fire + n + n_groups,  # per push, fast-forward, group
+        "dirty": int(np.diff(batches.starts).max()) * per_event,
+        "touching": int(np.bincount(codes.key, minlength=n_keys).max()),
+        "emission_slots": emissions * L.EM_FIELDS, "trace_slots": trace * L.TR_FIELDS,
+    }
+    initial = {
+        "ev_t": codes.t, "ev_arrival": codes.arrival, "ev_key": codes.key, "ev_partition": codes.partition,
+        "ev_source": source, "ev_group": group, "batch_start": batches.starts, "commit": batches.commit_time,
+        "window_of": window_of, "grp_fire_base": _blocks(fire_bound), "grp_purge_base": _blocks(purge_bound),
+        "key_group": np.arange(n_keys) if settings["per_key"] else 0,
+        "win_key": window_key, "win_start": window_start, "win_end": window_end,
+    }
+    starts, at = {}, L.SC_SLOTS
+    for name, dimension, _ in TABLES:
+        starts[name] = at
+        at += sizes[dimension]
+    m = np.zeros(at, dtype=np.int64)
+    m[[L.SC_CLOCK, L.SC_NOW, L.SC_STARTED, L.SC_FLOOR, L.SC_GLOBAL_MAX]] = L.NONE
+    for name, dimension, fill in TABLES:
+        value = initial[name] if fill is None else fill
+        if sizes[dimension] and not (isinstance(value, int) and value == 0):
+            m[starts[name]:starts[name] + sizes[dimension]] = value
+    state = State(m=m, **settings, n_events=n, n_batches=n_batches, per_event=per_event,
+                  n_sources=len(source_names), n_groups=n_groups, n_windows=n_windows,
+                  emissions_capacity=emissions, trace_capacity=trace, **starts)
+    return Prepared(state, codes, source_names, windows, {name: sizes[dimension] for name, dimension, _ in TABLES})
+
+
+def run_kernel(stream: Stream, config: RunConfig) -> Prepared:
+    """Prepare and run; if the emission or trace tables were too small, run again with the sizes counted."""
+    from explorer.core.compiled.driver import run
+
+    prepared = prepare(stream, config)
+    run(prepared.state)
+    m, state = prepared.state.m, prepared.state
+    if m[L.SC_EMISSIONS] > state.emissions_capacity or m[L.SC_TRACE] > state.trace_capacity:
+        prepared = prepare(stream, config, emissions=int(m[L.SC_EMISSIONS]), trace=int(m[L.SC_TRACE]))
+        run(prepared.state)
+    return prepared

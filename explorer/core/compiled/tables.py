@@ -1,0 +1,150 @@
+"""The kernel's records as the Result every runner returns (the same tables as ``core/assemble.py``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from explorer.config import LatePolicy, RunConfig, WindowKind
+from explorer.core.compiled import layout as L
+from explorer.core.compiled.plan import Prepared
+from explorer.core.result import (ASSIGNMENT_COLUMNS, EVENT_COLUMNS, WATERMARK_COLUMNS, WINDOW_COLUMNS, Metrics,
+                                  Reason, Result, Status, canonical_order)
+from explorer.core.summary import summarize
+from explorer.streams import Stream, assign_batches
+
+REASONS = np.array([Reason.WATERMARK.value, Reason.IDLE_TIMEOUT.value, Reason.LATE_UPDATE.value,
+                    Reason.END_OF_STREAM.value], dtype=object)
+TRACE_KINDS = np.array(["commit", "heartbeat", "no-data batch"], dtype=object)
+
+
+def _optional(values: np.ndarray, missing: np.ndarray | None = None) -> pd.arrays.IntegerArray:
+    """int64 → nullable Int64; "no watermark yet" (or ``missing``) becomes <NA>."""
+    values = np.asarray(values, dtype=np.int64)
+    return pd.arrays.IntegerArray(values.copy(), values < L.NONE // 2 if missing is None else missing)
+
+
+def _effective(raw: np.ndarray, delay: int) -> np.ndarray:
+    eff = np.where(raw >= 0, np.maximum(raw - delay, 0), raw - delay)
+    return np.where(raw == L.NONE, L.NONE, eff)
+
+
+def _records(prepared: Prepared, name: str, count_slot: int, width: int) -> np.ndarray:
+    n = int(prepared.state.m[count_slot])
+    return prepared.table(name, n * width).reshape(n, width)
+
+
+def result(stream: Stream, config: RunConfig, prepared: Prepared) -> Result:
+    windows = emissions(stream, config, prepared, detail=True)
+    assignments = assignment_table(config, prepared)
+    admitted = int(assignments["admitted"].sum())
+    events = event_table(stream, config, prepared)
+    metrics = summarize(events["status"].value_counts().to_dict(), admitted, len(assignments) - admitted,
+                        windows, int(prepared.state.m[L.SC_MAX_OPEN]))
+    return Result(events, assignments, windows, trace_table(config, prepared), metrics, config, stream.name,
+                  stream.time_unit)
+
+
+def metrics(stream: Stream, config: RunConfig, prepared: Prepared) -> Metrics:
+    """Only the metrics: no per-event tables, no window contents (what a sweep needs)."""
+    codes = np.bincount(prepared.table("ev_status"), minlength=3)
+    names = _status_names(config)
+    counts = {names[i]: int(c) for i, c in enumerate(codes) if c}
+    if config.window.kind is WindowKind.SESSION:
+        refused = int((prepared.table("ev_session") < 0).sum())
+        admitted = prepared.state.n_events - refused
+    else:
+        admitted = int(prepared.table("pair_admitted").sum())
+        refused = int((prepared.table("window_of") >= 0).sum()) - admitted
+    windows = emissions(stream, config, prepared, detail=False)
+    return summarize(counts, admitted, refused, windows, int(prepared.state.m[L.SC_MAX_OPEN]))
+
+
+def _status_names(config: RunConfig) -> list[str]:
+    refused = Status.SIDE_OUTPUT if config.time.late_policy is LatePolicy.SIDE_OUTPUT else Status.DROPPED
+    return [Status.ON_TIME.value, Status.LATE_UPDATED.value, refused.value]
+
+
+def event_table(stream: Stream, config: RunConfig, prepared: Prepared) -> pd.DataFrame:
+    ev = stream.events
+    seen = prepared.table("ev_seen_raw")
+    return pd.DataFrame({
+        "id": ev["id"].to_numpy(), "key": ev["key"].to_numpy(), "partition": ev["partition"].to_numpy(),
+        "event_time": prepared.codes.t, "arrival_time": prepared.codes.arrival,
+        "batch": assign_batches(stream, config.batches).number,
+        "status": np.array(_status_names(config), dtype=object)[prepared.table("ev_status")],
+        "watermark": _optional(seen),
+        "effective_watermark": _optional(_effective(seen, config.time.delay), seen < L.NONE // 2),
+    }, columns=EVENT_COLUMNS, copy=False)
+
+
+def assignment_table(config: RunConfig, prepared: Prepared) -> pd.DataFrame:
+    if config.window.kind is WindowKind.SESSION:
+        session = prepared.table("ev_session")
+        rows = np.arange(len(session))
+        admitted = session >= 0
+        final = session.copy()
+        into = prepared.table("win_into")
+        while True:  # a session's events belong, in the end, to the session it was merged into
+            moved_to = into[final[admitted]]
+            moved = moved_to >= 0
+            if not moved.any():
+                break
+            final[np.flatnonzero(admitted)[moved]] = moved_to[moved]
+        final = np.maximum(final, 0)
+        start = np.where(admitted, prepared.table("win_start")[final], prepared.codes.t)
+        end = np.where(admitted, prepared.table("win_end")[final], prepared.table("ev_session_end"))
+        late = np.where(admitted, prepared.table("ev_session_late") == 1, True)
+        order = np.lexsort((end, start, ~admitted, rows))
+        event, start, end, late, admitted = rows[order], start[order], end[order], late[order], admitted[order]
+    else:
+        windows = prepared.windows
+        window_of = prepared.table("window_of")
+        valid = window_of >= 0
+        event = np.repeat(np.arange(prepared.state.n_events), prepared.state.per_event)[valid]
+        wid = window_of[valid]
+        start, end = windows.start[wid], windows.end[wid]
+        late, admitted = prepared.table("pair_late")[valid] == 1, prepared.table("pair_admitted")[valid] == 1
+        if prepared.state.per_event > 1:
+            order = np.lexsort((end, start, ~admitted, event))
+            event, start, end, late, admitted = event[order], start[order], end[order], late[order], admitted[order]
+    return pd.DataFrame({"event": event, "start": start, "end": end, "late": late, "admitted": admitted},
+                        columns=ASSIGNMENT_COLUMNS, copy=False)
+
+
+def emissions(stream: Stream, config: RunConfig, prepared: Prepared, detail: bool) -> pd.DataFrame:
+    from explorer.core.compiled.driver import gather_ids
+
+    table = _records(prepared, "emissions", L.SC_EMISSIONS, L.EM_FIELDS)
+    end, at, raw, max_seen = table[:, L.EM_END], table[:, L.EM_AT], table[:, L.EM_RAW], table[:, L.EM_MAX_SEEN]
+    latency = max_seen - end
+    frame = pd.DataFrame({
+        "key": prepared.codes.key_names[table[:, L.EM_KEY]], "start": table[:, L.EM_START], "end": end,
+        "count": table[:, L.EM_COUNT], "ids": None, "emit_batch": table[:, L.EM_BATCH], "emit_time": at,
+        "watermark": _optional(raw),
+        "effective_watermark": _optional(_effective(raw, config.time.delay), raw < L.NONE // 2),
+        "reason": REASONS[table[:, L.EM_REASON]], "revision": table[:, L.EM_REVISION],
+        "latency_event": _optional(latency, (max_seen == L.NONE) | (latency < L.NONE // 2)),
+        "latency_processing": at - end,
+    }, columns=WINDOW_COLUMNS)
+    if not detail:
+        return frame
+    counts = np.ascontiguousarray(table[:, L.EM_COUNT])
+    state = prepared.state
+    rows = gather_ids(state.m, state.node_row, state.node_next, np.ascontiguousarray(table[:, L.EM_HEAD]), counts)
+    ids = stream.events["id"].to_numpy(dtype=object)[rows].tolist()
+    offsets = np.concatenate([[0], np.cumsum(counts)]).tolist()
+    frame["ids"] = [tuple(ids[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
+    return canonical_order(frame)
+
+
+def trace_table(config: RunConfig, prepared: Prepared) -> pd.DataFrame:
+    table = _records(prepared, "trace", L.SC_TRACE, L.TR_FIELDS)
+    names = np.append(prepared.source_names, "*")  # index −1: the merged row
+    raw = table[:, L.TR_RAW]
+    return pd.DataFrame({
+        "batch": table[:, L.TR_BATCH], "time": table[:, L.TR_AT], "scope": names[table[:, L.TR_SOURCE]],
+        "watermark": _optional(raw),
+        "effective": _optional(_effective(raw, config.time.delay), raw < L.NONE // 2),
+        "at": TRACE_KINDS[table[:, L.TR_KIND]],
+    }, columns=WATERMARK_COLUMNS)

@@ -1,0 +1,247 @@
+"""Window assigners and window state, compiled.
+
+Fixed windows (tumbling, sliding, and Storm's (start, end]) have ids decided before the run
+(``plan.fixed_windows``): the space of windows does not depend on time, so an event's windows are a row of
+``window_of``. Sessions are allocated as events open them and merge when they overlap or touch.
+
+A window's contents are a linked list of nodes (one per admission), so that a merge appends one list to
+another in O(1); an emission records (head, count), the prefix the window held then.
+"""
+
+from numba import njit
+
+from explorer.core.compiled import heaps
+from explorer.core.compiled.layout import NONE, SC_ALIVE, SC_DIRTY, SC_DUE_SIZE, SC_NODES, SC_WINDOWS
+
+
+@njit(cache=True, inline="always")
+def group_of_window(st, w):
+    return st.m[st.key_group + st.m[st.win_key + w]]
+
+
+@njit(cache=True)
+def schedule_due(st, g, due):
+    """The event clock closes a window at the processing time its group's moving mark reaches the window's
+    end. The due heap keeps, per group, one entry no later than that time (``grp_due_at``), so the passes
+    between batches find the groups to wake without scanning every group."""
+    m = st.m
+    if not m[st.grp_due_listed + g] or due < m[st.grp_due_at + g]:
+        m[st.grp_due_at + g] = due
+        m[st.grp_due_listed + g] = 1
+        heaps.push(m, st.due_keys, st.due_values, SC_DUE_SIZE, due, g)
+
+
+@njit(cache=True)
+def push_fire(st, w):
+    m = st.m
+    g = group_of_window(st, w)
+    end = m[st.win_end + w]
+    base = m[st.grp_fire_base + g]
+    heaps.push(m, st.fire_keys + base, st.fire_values + base, st.grp_fire_size + g, end, w)
+    raw = m[st.src_raw + g]  # the event clock's groups are its sources (a key, or the global one)
+    if st.event_clock and not st.merged and raw != NONE:
+        schedule_due(st, g, m[st.src_set_at + g] + (end + st.delay - raw))
+
+
+@njit(cache=True)
+def push_purge(st, w):
+    m = st.m
+    g = group_of_window(st, w)
+    base = m[st.grp_purge_base + g]
+    heaps.push(m, st.purge_keys + base, st.purge_values + base, st.grp_purge_size + g,
+               m[st.win_end + w] + st.allowed, w)
+
+
+@njit(cache=True)
+def open_window(st, w):
+    """Window w enters the state (empty, revision 0), last in its key's list, and waits to fire."""
+    m = st.m
+    k = m[st.win_key + w]
+    m[st.win_alive + w] = 1
+    m[st.win_fired + w] = 0
+    m[st.win_dirty + w] = 0
+    m[st.win_revision + w] = 0
+    m[st.win_head + w] = -1
+    m[st.win_tail + w] = -1
+    m[st.win_count + w] = 0
+    m[st.win_next + w] = -1
+    tail = m[st.key_tail + k]
+    m[st.win_prev + w] = tail
+    if tail >= 0:
+        m[st.win_next + tail] = w
+    else:
+        m[st.key_head + k] = w
+    m[st.key_tail + k] = w
+    m[SC_ALIVE] += 1
+    push_fire(st, w)
+
+
+@njit(cache=True)
+def remove(st, w):
+    m = st.m
+    k = m[st.win_key + w]
+    m[st.win_alive + w] = 0
+    m[SC_ALIVE] -= 1
+    prev, nxt = m[st.win_prev + w], m[st.win_next + w]
+    if prev >= 0:
+        m[st.win_next + prev] = nxt
+    else:
+        m[st.key_head + k] = nxt
+    if nxt >= 0:
+        m[st.win_prev + nxt] = prev
+    else:
+        m[st.key_tail + k] = prev
+
+
+@njit(cache=True)
+def add_event(st, w, row):
+    """Append event ``row`` to window w's contents; a window with pending late admissions is listed for its
+    re-emission (LATE_UPDATE) at commit."""
+    m = st.m
+    node = m[SC_NODES]
+    m[SC_NODES] = node + 1
+    m[st.node_row + node] = row
+    m[st.node_next + node] = -1
+    if m[st.win_head + w] < 0:
+        m[st.win_head + w] = node
+    else:
+        m[st.node_next + m[st.win_tail + w]] = node
+    m[st.win_tail + w] = node
+    m[st.win_count + w] += 1
+    if m[st.win_dirty + w]:
+        m[st.dirty + m[SC_DIRTY]] = w
+        m[SC_DIRTY] += 1
+
+
+@njit(cache=True, inline="always")
+def admits_late(st, end, eff):
+    """Allowed lateness: a closed window still takes a late event until effective ≥ end + allowed."""
+    return st.allowed > 0 and end + st.allowed > eff
+
+
+@njit(cache=True)
+def admit_fixed(st, row, t, eff):
+    """Tumbling/sliding windows. Returns (late for any window, refused by any window) and notes each pair's
+    (late, admitted)."""
+    m = st.m
+    ts_late = t < eff
+    late_any = False
+    refused_any = False
+    for j in range(st.per_event):
+        pair = row * st.per_event + j
+        w = m[st.window_of + pair]
+        if w < 0:
+            continue
+        end = m[st.win_end + w]
+        exists = m[st.win_alive + w] == 1
+        fired = exists and m[st.win_fired + w] == 1
+        if st.rule_window:
+            late = end <= eff or fired
+        else:  # (end − length, end] windows: a tuple at the watermark is not behind it, yet its window was evaluated
+            late = ts_late or (st.end_inclusive and end <= eff)
+        m[st.pair_late + pair] = late
+        if not late:
+            if not exists:
+                open_window(st, w)
+            elif fired:  # reopened after an idle flush (timestamp rule only)
+                m[st.win_fired + w] = 0
+                push_fire(st, w)
+        else:
+            late_any = True
+            if not admits_late(st, end, eff):
+                refused_any = True
+                continue
+            if not exists:
+                open_window(st, w)
+            elif fired:
+                m[st.win_dirty + w] = 1
+        m[st.pair_admitted + pair] = 1
+        add_event(st, w, row)
+    return late_any, refused_any
+
+
+@njit(cache=True)
+def admit_session(st, row, k, t, eff):
+    """An event opens [t, t + gap) and merges with every session of its key it overlaps or touches (in the
+    order the sessions were opened; the one holding most events absorbs the others). Touching an emitted
+    session counts as landing in a closed window. Returns (late, refused)."""
+    m = st.m
+    proto_end = t + st.gap + (1 if st.strict else 0)
+    n_touching = 0
+    any_fired = False
+    w = m[st.key_head + k]
+    while w >= 0:
+        if st.strict:  # Bytewax: within gap of the session (its end here is last + gap + 1 µs)
+            touches = m[st.win_start + w] < proto_end and t < m[st.win_end + w]
+        else:
+            touches = m[st.win_start + w] <= proto_end and t <= m[st.win_end + w]
+        if touches:
+            m[st.touching + n_touching] = w
+            n_touching += 1
+            any_fired = any_fired or m[st.win_fired + w] == 1
+        w = m[st.win_next + w]
+    closed = proto_end <= eff or any_fired
+    late = closed if st.rule_window else t < eff
+    m[st.ev_session_end + row] = proto_end
+    if late and not admits_late(st, proto_end, eff):
+        return True, True
+    if n_touching == 0:
+        target = m[SC_WINDOWS]
+        m[SC_WINDOWS] = target + 1
+        m[st.win_key + target] = k
+        m[st.win_start + target] = t
+        m[st.win_end + target] = proto_end
+        open_window(st, target)
+    elif n_touching == 1:
+        target = m[st.touching]
+    else:
+        target = _merge(st, n_touching)
+    old_end = m[st.win_end + target]
+    m[st.win_start + target] = min(m[st.win_start + target], t)
+    m[st.win_end + target] = max(old_end, proto_end)
+    grew = m[st.win_end + target] != old_end or n_touching > 1
+    if late and m[st.win_fired + target]:  # a late event joined an emitted session: it re-fires as an update
+        m[st.win_dirty + target] = 1
+        if grew:
+            push_purge(st, target)
+    elif m[st.win_fired + target]:  # on time by timestamp, joining a session an idle timeout flushed: reopen
+        m[st.win_fired + target] = 0
+        push_fire(st, target)
+    elif grew:
+        push_fire(st, target)
+    add_event(st, target, row)
+    m[st.ev_session + row] = target
+    m[st.ev_session_late + row] = late
+    return late, False
+
+
+@njit(cache=True)
+def _merge(st, n):
+    """Merge the touching sessions into the one holding most events (ties: the one opened first)."""
+    m = st.m
+    touching = st.touching
+    for i in range(1, n):  # stable insertion sort by count, descending
+        w = m[touching + i]
+        j = i - 1
+        while j >= 0 and m[st.win_count + m[touching + j]] < m[st.win_count + w]:
+            m[touching + j + 1] = m[touching + j]
+            j -= 1
+        m[touching + j + 1] = w
+    target = m[touching]
+    for i in range(1, n):
+        w = m[touching + i]
+        if m[st.win_count + w] > 0:
+            if m[st.win_head + target] < 0:
+                m[st.win_head + target] = m[st.win_head + w]
+            else:
+                m[st.node_next + m[st.win_tail + target]] = m[st.win_head + w]
+            m[st.win_tail + target] = m[st.win_tail + w]
+            m[st.win_count + target] += m[st.win_count + w]
+        m[st.win_start + target] = min(m[st.win_start + target], m[st.win_start + w])
+        m[st.win_end + target] = max(m[st.win_end + target], m[st.win_end + w])
+        m[st.win_revision + target] = max(m[st.win_revision + target], m[st.win_revision + w])
+        if m[st.win_fired + w]:
+            m[st.win_fired + target] = 1
+        m[st.win_into + w] = target
+        remove(st, w)
+    return target

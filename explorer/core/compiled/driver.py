@@ -36,7 +36,7 @@ def _touch(m, stamps, listed, count_slot, item, stamp):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _step(st, b):
     m = st.m
     lo, hi = m[st.batch_start + b], m[st.batch_start + b + 1]
@@ -83,7 +83,7 @@ def _advance_pending(st):
         advance(st, s, m[st.src_pending_value + s])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _commit(st, commit):
     m = st.m
     m[SC_CLOCK] = max(m[SC_CLOCK], commit)

@@ -267,7 +267,7 @@ def _trace_row(st, source, at, raw, kind):
         m[row + TR_KIND] = kind
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def record_trace(st, n_sources, at, kind):
     """One trace row per source listed at ``src_trace`` (sorted here, in place), then the merged row."""
     m = st.m

@@ -135,8 +135,10 @@ TABLES = [
     # per event, in arrival order
     ("ev_t", "events", None), ("ev_arrival", "events", None), ("ev_key", "events", None),
     ("ev_partition", "events", None), ("ev_source", "events", None), ("ev_group", "events", None),
-    ("ev_status", "events", 0), ("ev_seen_raw", "events", 0), ("ev_session", "events", -1),
-    ("ev_session_late", "events", 0), ("ev_session_end", "events", 0),
+    ("ev_status", "events", 0), ("ev_seen_raw", "events", 0),
+    # sessions: the session each event joined (−1: refused), whether it was late, its own [t, t + gap) end
+    ("ev_session", "session_events", -1), ("ev_session_late", "session_events", 0),
+    ("ev_session_end", "session_events", 0),
     # batches: first event of each (and the end), commit times
     ("batch_start", "batch_starts", None), ("commit", "batches", None),
     # fixed windows: each (event, j) pair's window id, whether it was late for it and admitted to it
@@ -164,7 +166,7 @@ TABLES = [
     ("node_row", "nodes", 0), ("node_next", "nodes", 0),
     # heaps (keys, values): fire and purge in blocks per group, idle (per key) and due (event clock)
     ("fire_keys", "fire", 0), ("fire_values", "fire", 0), ("purge_keys", "purge", 0),
-    ("purge_values", "purge", 0), ("idle_keys", "events", 0), ("idle_values", "events", 0),
+    ("purge_values", "purge", 0), ("idle_keys", "idle", 0), ("idle_values", "idle", 0),
     ("due_keys", "due", 0), ("due_values", "due", 0),
     # scratch: windows to re-emit at commit, sessions an event touches
     ("dirty", "dirty", 0), ("touching", "touching", 0),
@@ -232,14 +234,23 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         nodes = int(pairs.sum())
         window_key, window_start, window_end = windows.key, windows.start, windows.end
     n_batches = len(batches.commit_time)
-    emissions = emissions if emissions is not None else n_windows // 2 + n // 16 + 256
-    trace = trace if trace is not None else 2 * n_batches + len(source_names) + 256
+    # a trace row per source touched by each batch (and the merged row), plus room for heartbeats and the
+    # no-data batch; emissions: about one per window. run_kernel runs again with the counted sizes when a
+    # guess falls short.
+    touched = stream.cached(("compiled-touched", config.batches, settings["per_key"], settings["merged"]),
+                            lambda: len(pd.unique(batches.number * len(source_names) + source)))
+    trace = trace if trace is not None else (touched + (n_batches if settings["merged"] else 0)
+                                             + len(source_names) + 256)
+    if emissions is None:
+        emissions = (n // 8 if settings["session"] else n_windows) + n // 16 + 256
     total_fire = int(fire_bound.sum())
     sizes = {
-        "events": n, "batch_starts": n_batches + 1, "batches": n_batches, "pairs": n * per_event if not
-        settings["session"] else 0, "sources": len(source_names), "partitions": n_parts, "groups": n_groups,
-        "keys": n_keys, "windows": n_windows, "nodes": nodes, "fire": total_fire,
-        "purge": int(purge_bound.sum()), "due": total_fire + n + n_groups,  # per push, fast-forward, group
+        "events": n, "session_events": n if settings["session"] else 0, "batch_starts": n_batches + 1,
+        "batches": n_batches, "pairs": 0 if settings["session"] else n * per_event, "sources": len(source_names),
+        "partitions": n_parts, "groups": n_groups, "keys": n_keys, "windows": n_windows, "nodes": nodes,
+        "fire": total_fire, "purge": int(purge_bound.sum()),
+        "idle": n if settings["idle"] >= 0 else 0,  # one push per event
+        "due": total_fire + n + n_groups if settings["event_clock"] else 0,  # per push, fast-forward, group
         "dirty": int(np.diff(batches.starts).max()) * per_event,
         "touching": int(np.bincount(codes.key, minlength=n_keys).max()),
         "emission_slots": emissions * L.EM_FIELDS, "trace_slots": trace * L.TR_FIELDS,

@@ -93,7 +93,7 @@ def remove(st, w):
         m[st.key_tail + k] = prev
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def add_event(st, w, row):
     """Append event ``row`` to window w's contents; a window with pending late admissions is listed for its
     re-emission (LATE_UPDATE) at commit."""
@@ -119,7 +119,7 @@ def admits_late(st, end, eff):
     return st.allowed > 0 and end + st.allowed > eff
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def admit_fixed(st, row, t, eff):
     """Tumbling/sliding windows. Returns (late for any window, refused by any window) and notes each pair's
     (late, admitted)."""

@@ -1,14 +1,16 @@
-"""In-kernel speed of the explorer: a delay-slider change → Result recomputed → figures updated.
+"""In-kernel speed of the explorer: a slider change → Result recomputed → figures updated.
 
     .venv/bin/python benchmarks/bench_ui.py
 
-Goal (issue 4): ≤ 100 ms for the 20k textbook stream, ≤ 1 s for 1M events. This measures the kernel side
+Goal (issues 4 and 13): ≤ 100 ms for the 20k textbook stream, ≤ 1 s for 1M events, for the delay slider under
+the textbook, spark and bytewax presets and for the idle-timeout slider. This measures the kernel side
 (compute + figure update + widget serialisation, no browser attached); the browser test
 (tests/test_browser.py, run with -s) prints keydown → plot-data-changed in a real page.
 The baseline is the bare compute (``run``) of the same configurations, in the same process. Steps are timed
 twice: with the Result computed in the step, and with the neighbouring frames computed ahead as the
-explorer does once the page has drawn (streams up to 200k events). Last, the cost of handing one frame
-computed ahead to the page (page_frames.py), which the prefetch thread pays, off the slider's path.
+explorer does once the page has drawn (wherever memory allows, ``frames_to_keep``). Last, the cost of
+handing one frame computed ahead to the page (page_frames.py), which the prefetch thread pays, off the
+slider's path.
 """
 
 from __future__ import annotations
@@ -19,12 +21,12 @@ import time
 from explorer import generate, preset
 from explorer.core import run
 from explorer.ui import Explorer
-from explorer.ui.app import PREFETCH_MAX_EVENTS
+from explorer.ui.app import frames_to_keep
 
 S = 1_000_000
 
 
-def slider_ms(explorer: Explorer, values: list[float], ahead: bool) -> float:
+def slider_ms(explorer: Explorer, values: list[float], ahead: bool, slider: str = "delay") -> float:
     """Median step time. ``ahead``: as in the browser, the neighbouring frames are computed between steps
     (the page's "frame drawn" report starts that); otherwise every step computes its Result."""
     samples = []
@@ -33,7 +35,7 @@ def slider_ms(explorer: Explorer, values: list[float], ahead: bool) -> float:
             explorer.prefetch_neighbours()
             explorer.wait_for_prefetch()
         start = time.perf_counter()
-        explorer.controls.delay.value = value
+        getattr(explorer.controls, slider).value = value
         samples.append(time.perf_counter() - start)
         explorer.wait_until_settled(30)  # the full frame after the step is not part of the step
     return statistics.median(samples) * 1000
@@ -59,32 +61,40 @@ def page_frame_cost(explorer: Explorer) -> tuple[float, float]:
     return statistics.median(samples) * 1000, statistics.median(sizes) / 1000
 
 
-def compute_ms(stream, values: list[float]) -> float:
+def compute_ms(explorer: Explorer, slider: str, values: list[float]) -> float:
     samples = []
     for value in values:
+        config = explorer.controls.config(**{slider: value})
         start = time.perf_counter()
-        run(stream, preset("textbook", delay=round(value * S)))
+        run(explorer.stream, config)
         samples.append(time.perf_counter() - start)
     return statistics.median(samples) * 1000
+
+
+# (preset, slider, first value, step): the delay slider of three presets, and the idle-timeout slider
+CASES = [("textbook", "delay", 5.0, 0.5), ("spark", "delay", 5.0, 0.5), ("bytewax", "delay", 5.0, 0.5),
+         ("voltsp", "idle", 30.0, 1.0)]
 
 
 def main() -> None:
     for events, goal in ((20_000, 100), (1_000_000, 1000)):
         stream = generate("textbook", events=events)
         explorer = Explorer(stream, "textbook")
-        explorer.wait_for_curve(timeout=600)
-        explorer.controls.delay.value = 5.0
-        explorer.wait_for_curve(timeout=600)
-        values = [5.5 + 0.5 * i for i in range(9)]
-        cold = slider_ms(explorer, values, ahead=False)
-        prefetched = events <= PREFETCH_MAX_EVENTS
-        ahead = slider_ms(explorer, [v + 5 for v in values], ahead=True) if prefetched else cold
-        bare = compute_ms(stream, values)
-        verdict = "ok" if ahead <= goal else "OVER GOAL"
-        shown = f"{ahead:7.1f} ms computed ahead" if prefetched else "not computed ahead above 200k events"
-        print(f"{events:>9,} events: slider → figures updated {cold:7.1f} ms computed in the step, {shown} "
-              f"(goal ≤ {goal} ms) {verdict}; bare compute {bare:6.1f} ms")
-        if prefetched:
+        ahead_kept = frames_to_keep(events) > 1
+        print(f"{events:>9,} events ({'frames computed ahead' if ahead_kept else 'memory too short to compute ahead'})")
+        for name, slider, start, step in CASES:
+            explorer.controls.preset.value = name
+            getattr(explorer.controls, slider).value = start
+            explorer.wait_for_curve(timeout=600)
+            values = [start + step * (i + 1) for i in range(9)]
+            cold = slider_ms(explorer, values, ahead=False, slider=slider)
+            ahead = slider_ms(explorer, [v + 10 * step for v in values], ahead=True, slider=slider) if ahead_kept \
+                else cold
+            bare = compute_ms(explorer, slider, values)
+            verdict = "ok" if ahead <= goal else "OVER GOAL"
+            print(f"  {name:>8} {slider:>5} slider → figures updated {cold:7.1f} ms computed in the step, "
+                  f"{ahead:7.1f} ms computed ahead (goal ≤ {goal} ms) {verdict}; bare compute {bare:6.1f} ms")
+        if ahead_kept:
             push_ms, kb = page_frame_cost(explorer)
             print(f"{'':>9}  one frame handed to the page: {push_ms:.1f} ms on the prefetch thread, {kb:.0f} KB")
 

@@ -118,6 +118,25 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
         late_updated = """() => (""" + CLOCKS_PLOT + """).data.find(t => t.name === 'late, updated').x.length"""
         assert page.evaluate(late_updated) > 0  # 1.5 s of allowed lateness takes some late events in
 
+        # the idle-timeout slider steps like the delay slider: three presses (each drawn from a frame the page
+        # holds once it has drawn one), then ten quick ones; the settled figure is the Result of where it stopped
+        drawn_before = int(run_in_kernel(url, token, "print(explorer.page_frames.drawn_in_page)"))
+        page.locator(".widget-hslider", has_text="idle timeout").locator(".noUi-handle").click()
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+            page.wait_for_timeout(1200)
+        for _ in range(10):
+            page.keyboard.press("ArrowRight")
+            page.wait_for_timeout(50)
+        page.wait_for_timeout(2500)
+        assert int(run_in_kernel(url, token, "print(explorer.page_frames.drawn_in_page)")) >= drawn_before + 2
+        idle, flushed = run_in_kernel(url, token, "r = explorer.result; print(r.config.time.idle_timeout, "
+                                      "(r.windows.reason == 'IDLE_TIMEOUT').sum())").split()
+        assert int(idle) == 13_000_000
+        idle_markers = """() => (""" + CLOCKS_PLOT + """).data.find(t => t.name === 'emitted: idle timeout').x.length"""
+        # once the input runs out the heartbeats go on, so the windows still open flush by idle timeout
+        assert page.evaluate(idle_markers) == int(flushed) > 0
+
         page.screenshot(path=str(shots / "explorer.png"), full_page=True)
         page.locator(".js-plotly-plot").first.screenshot(path=str(shots / "two-clocks.png"))
 

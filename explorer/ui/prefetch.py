@@ -26,7 +26,7 @@ class Prefetcher(Generic[T]):
 
     def __init__(self, make: Callable[[Hashable], T], size: int = 6):
         self._make = make
-        self._size = size
+        self.size = size  # keys kept
         self._futures: OrderedDict[Hashable, Future] = OrderedDict()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="explorer-prefetch")
 
@@ -78,6 +78,6 @@ class Prefetcher(Generic[T]):
     def _keep(self, key: Hashable, future: Future) -> None:
         self._futures[key] = future
         self._futures.move_to_end(key)
-        while len(self._futures) > self._size:
+        while len(self._futures) > self.size:
             _, old = self._futures.popitem(last=False)
             old.cancel()

@@ -36,17 +36,17 @@ def _records(prepared: Prepared, name: str, count_slot: int, width: int) -> np.n
 
 def result(stream: Stream, config: RunConfig, prepared: Prepared) -> Result:
     windows = emissions(stream, config, prepared, detail=True)
-    assignments = assignment_table(config, prepared)
-    admitted = int(assignments["admitted"].sum())
-    events = event_table(stream, config, prepared)
-    metrics = summarize(events["status"].value_counts().to_dict(), admitted, len(assignments) - admitted,
-                        windows, int(prepared.state.m[L.SC_MAX_OPEN]))
-    return Result(events, assignments, windows, trace_table(config, prepared), metrics, config, stream.name,
+    return Result(event_table(stream, config, prepared), assignment_table(config, prepared), windows,
+                  trace_table(config, prepared), _metrics(config, prepared, windows), config, stream.name,
                   stream.time_unit)
 
 
 def metrics(stream: Stream, config: RunConfig, prepared: Prepared) -> Metrics:
     """Only the metrics: no per-event tables, no window contents (what a sweep needs)."""
+    return _metrics(config, prepared, emissions(stream, config, prepared, detail=False))
+
+
+def _metrics(config: RunConfig, prepared: Prepared, windows: pd.DataFrame) -> Metrics:
     codes = np.bincount(prepared.table("ev_status"), minlength=3)
     names = _status_names(config)
     counts = {names[i]: int(c) for i, c in enumerate(codes) if c}
@@ -56,7 +56,6 @@ def metrics(stream: Stream, config: RunConfig, prepared: Prepared) -> Metrics:
     else:
         admitted = int(prepared.table("pair_admitted").sum())
         refused = int((prepared.table("window_of") >= 0).sum()) - admitted
-    windows = emissions(stream, config, prepared, detail=False)
     return summarize(counts, admitted, refused, windows, int(prepared.state.m[L.SC_MAX_OPEN]))
 
 

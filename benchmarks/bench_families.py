@@ -83,7 +83,7 @@ def families_table(name: str, stream: Stream, repeat: int, old=None) -> None:
     times = {family: timed(lambda c=config: run(stream, c), repeat) for family, config in FAMILIES.items()}
     base = times[BASELINE]
     old_time = timed(lambda: old(stream, FAMILIES[BASELINE]), repeat) if old else None
-    print(f"| setting | full Result | × baseline |" + (" × old fast path |" if old else ""))
+    print("| setting | full Result | × baseline |" + (" × old fast path |" if old else ""))
     print("|---|---|---|" + ("---|" if old else ""))
     if old:
         print(f"| old fast path (vectorised, baseline family only) | {old_time * 1000:.1f} ms | "

@@ -18,7 +18,7 @@ from __future__ import annotations
 import statistics
 import time
 
-from explorer import generate, preset
+from explorer import generate
 from explorer.core import run
 from explorer.ui import Explorer
 from explorer.ui.app import frames_to_keep

@@ -73,9 +73,9 @@ def test_bytewax_004_event_clock_table():
     engine = Engine(config, ["0"])
     engine.step(next(iter(batch_rows(stream, config))))
     for now, set_at, watermark in case["between"]:
-        engine.now = clock(now)
-        assert engine.raw_set_at[""] == clock(set_at)
-        assert engine.source_raw("") == clock(watermark)
+        engine.generator.now = clock(now)
+        assert engine.generator.set_at[""] == clock(set_at)
+        assert engine.generator.mark("") == clock(watermark)
 
 
 def test_bytewax_windows_close_when_the_clock_passes_their_end():

@@ -29,7 +29,8 @@ import pandas as pd
 
 from explorer.config import RunConfig
 from explorer.core.assemble import assemble
-from explorer.core.engine import BatchRows, Engine, StepOutput, separable_by_key
+from explorer.core.engine import Engine, separable_by_key
+from explorer.core.records import BatchRows, StepOutput, TracePoint, as_row, from_row
 from explorer.core.result import Result
 from explorer.errors import InputError
 from explorer.streams import Stream, assign_batches
@@ -196,15 +197,16 @@ def _step_function(config: RunConfig, partitions: list[str]):
 
 
 def _encode(group: str, outputs: list[tuple[int, StepOutput]]) -> pd.DataFrame:
-    """Decisions as rows of (kind, JSON payload); ``watermark`` feeds the progress bar."""
+    """Decisions as rows of (kind, JSON payload of the record's fields); ``watermark`` (a trace point's
+    effective watermark) feeds the progress bar."""
     records = []
     for step, out in outputs:
         idx = 0
         for kind, items in (("event", out.events), ("assignment", out.assignments), ("window", out.emissions),
                             ("trace", out.trace)):
             for item in items:
-                watermark = item[4] if kind == "trace" and item[4] is not None and item[4] > -(2**61) else None
-                records.append((group, step, idx, kind, json.dumps(item), watermark))
+                watermark = item.effective if isinstance(item, TracePoint) else None
+                records.append((group, step, idx, kind, json.dumps(as_row(item)), watermark))
                 idx += 1
         if out.open_windows is not None:
             records.append((group, step, idx, "open", json.dumps(out.open_windows), None))
@@ -219,17 +221,10 @@ def _result(stream: Stream, config: RunConfig, rows: pd.DataFrame) -> Result:
     outputs: list[StepOutput] = []
     for _, step_rows in rows.groupby("step", sort=True):
         out = StepOutput()
+        lists = {"event": out.events, "assignment": out.assignments, "window": out.emissions, "trace": out.trace}
         for kind, payload in zip(step_rows["kind"], step_rows["payload"]):
-            item = json.loads(payload)
-            if kind == "event":
-                out.events.append(tuple(item))
-            elif kind == "assignment":
-                out.assignments.append(tuple(item))
-            elif kind == "window":
-                item[4] = tuple(item[4])
-                out.emissions.append(tuple(item))
-            elif kind == "trace":
-                out.trace.append(tuple(item))
+            if kind in lists:
+                lists[kind].append(from_row(kind, json.loads(payload)))
         outputs.append(out)
     open_rows = rows[rows["kind"] == "open"]
     per_group = open_rows.assign(n=open_rows["payload"].astype(int)).pivot(index="step", columns="grp", values="n")

@@ -1,0 +1,106 @@
+"""The typed records the reference engine's steps produce, and what it reads: the contract between the
+engine, ``assemble`` (which makes a Result of them) and the Spark runner (which stores them between
+micro-batches). Times are integer µs; ``None`` means "no watermark yet".
+
+Field order is the column order of the Result's tables (``result.*_COLUMNS``), so a record is a table row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from operator import attrgetter
+
+import numpy as np
+
+
+@dataclass(frozen=True, slots=True)
+class EventDecision:
+    """What became of one event: its status, and the raw watermark it met."""
+
+    row: int
+    status: str
+    watermark: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Assignment:
+    """One (event, window) pair. A session's span is only known later (merges, late growth): it is recorded
+    as None and resolved from the emissions (``assemble.resolve_sessions``)."""
+
+    row: int
+    start: int | None
+    end: int | None
+    late: bool
+    admitted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Emission:
+    """One emission of a window (a row of ``Result.windows``)."""
+
+    key: str
+    start: int
+    end: int
+    count: int
+    ids: tuple[str, ...]
+    emit_batch: int
+    emit_time: int
+    watermark: int | None
+    effective_watermark: int | None
+    reason: str
+    revision: int
+    latency_event: int | None
+    latency_processing: int
+
+
+@dataclass(frozen=True, slots=True)
+class TracePoint:
+    """A watermark after a commit, heartbeat or no-data batch (a row of ``Result.watermarks``)."""
+
+    batch: int
+    time: int
+    scope: str
+    watermark: int | None
+    effective: int | None
+    at: str
+
+
+RECORDS = {"event": EventDecision, "assignment": Assignment, "window": Emission, "trace": TracePoint}
+_GETTERS = {record: attrgetter(*(f.name for f in fields(record))) for record in RECORDS.values()}
+
+
+def as_row(record) -> tuple:
+    """The record's fields in order (``dataclasses.astuple`` would deep-copy each one)."""
+    return _GETTERS[type(record)](record)
+
+
+def from_row(kind: str, row: list) -> object:
+    """The inverse of :func:`as_row` after a JSON round trip (lists back to tuples where a field is one)."""
+    record = RECORDS[kind]
+    values = [tuple(v) if f.name == "ids" else v for f, v in zip(fields(record), row)]
+    return record(*values)
+
+
+@dataclass
+class StepOutput:
+    """What one step of the engine decided."""
+
+    events: list[EventDecision] = field(default_factory=list)
+    assignments: list[Assignment] = field(default_factory=list)
+    emissions: list[Emission] = field(default_factory=list)
+    trace: list[TracePoint] = field(default_factory=list)
+    open_windows: int | None = None  # windows in state after the batch (for "most windows open")
+
+
+@dataclass
+class BatchRows:
+    """One arrival batch, in arrival order. ``rows`` are the events' row numbers in the whole stream."""
+
+    number: int
+    commit: int
+    rows: np.ndarray
+    ids: list[str]
+    keys: list[str]
+    partitions: list[str]
+    event_time: np.ndarray
+    arrival_time: np.ndarray

@@ -1,0 +1,185 @@
+"""Where watermarks come from, in the reference engine: one generator per strategy, the partition merge with
+Flink's ``withIdleness`` wrapped around it, and Spark's backlog schedule. The compiled evaluation has the
+same parts as functions (``core/compiled/watermarks.py``).
+
+A *source* is whoever owns a raw watermark: a key (one watermark per key), a partition (one per partition,
+then merged) or ``GLOBAL``. Raw watermarks never move back.
+"""
+
+from __future__ import annotations
+
+from explorer.config import Schedule, Scope, Strategy, TimeConfig, TimeSource
+
+NONE = -(2**62)  # "no watermark yet": below every real time, so comparisons need no special case
+GLOBAL = "*"
+
+
+def effective_watermark(raw: int, delay: int) -> int:
+    """raw − delayWindowClose; the delay never pulls it below time 0 (000's scenario 2 shows 0 s
+    for 2 s − 5 s, and Spark floors its watermark at 0 too)."""
+    if raw == NONE:
+        return NONE
+    return max(raw - delay, 0) if raw >= 0 else raw - delay
+
+
+class Generator:
+    """Raw watermarks per source. Subclasses say when they move: per element, after an admission, or with
+    the batch's event times at commit."""
+
+    def __init__(self, bound: int):
+        self.bound = bound
+        self.marks: dict[str, int] = {}
+
+    def mark(self, source: str) -> int:
+        return self.marks.get(source, NONE)
+
+    def on_element(self, source: str, t: int) -> None:
+        """An element with event time t arrives (before it is admitted)."""
+
+    def on_admitted(self, source: str, t: int, eff: int) -> None:
+        """An element was checked against effective watermark ``eff``."""
+
+    def candidates(self, batch_min: dict[str, int], batch_max: dict[str, int]) -> dict[str, int]:
+        """Where the batch's commit moves each source (before the schedule delays it)."""
+        return {}
+
+    def advance(self, candidates: dict[str, int]) -> None:
+        for source, value in candidates.items():
+            if value > self.marks.get(source, NONE):
+                self.marks[source] = value
+
+
+class PerBatch(Generator):
+    """VoltSP's MIN_EVENT_TIME / MAX_EVENT_TIME: at commit, the batch's smallest (or largest) event time."""
+
+    def __init__(self, bound: int, smallest: bool):
+        super().__init__(bound)
+        self.smallest = smallest
+
+    def candidates(self, batch_min, batch_max):
+        return batch_min if self.smallest else batch_max
+
+
+class BoundedOutOfOrderness(Generator):
+    """003's T = t_max − L and Flink's forBoundedOutOfOrderness: moves with every element."""
+
+    def on_element(self, source, t):
+        if t - self.bound > self.marks.get(source, NONE):
+            self.marks[source] = t - self.bound
+
+
+class EventClock(Generator):
+    """Bytewax's EventClock: a timely item (t ≥ the effective watermark it met) whose t − L is ahead of the
+    mark resets it to t − L; in between the mark moves with processing time (``now``)."""
+
+    def __init__(self, bound: int):
+        super().__init__(bound)
+        self.set_at: dict[str, int] = {}  # processing time when each source's mark was set
+        self.now = NONE  # the processing time marks are read at
+
+    def mark(self, source):
+        raw = self.marks.get(source, NONE)
+        return raw if raw == NONE else raw + (self.now - self.set_at[source])
+
+    def on_admitted(self, source, t, eff):
+        if t >= eff and t - self.bound > self.mark(source):
+            self.marks[source] = t - self.bound
+            self.set_at[source] = self.now
+
+    def reaches(self, source: str, value: int) -> int:
+        """The processing time at which the source's moving mark reaches ``value``."""
+        return self.set_at[source] + (value - self.marks[source])
+
+
+class ProcessingClock(Generator):
+    """Processing time: the watermark is the processing clock itself (last commit or heartbeat)."""
+
+    def __init__(self):
+        super().__init__(0)
+        self.now = NONE
+
+    def mark(self, source):
+        return self.now
+
+
+def generator_for(time: TimeConfig, clock: ProcessingClock) -> Generator:
+    """The generator a TimeConfig asks for; under processing time it is the processing clock itself."""
+    if time.time_source is TimeSource.PROCESSING:
+        return clock
+    if time.strategy is Strategy.BOUNDED:
+        return BoundedOutOfOrderness(time.bound)
+    if time.strategy is Strategy.EVENT_CLOCK:
+        return EventClock(time.bound)
+    return PerBatch(time.bound, smallest=time.strategy is Strategy.MIN)
+
+
+class CommitSchedule:
+    """When a commit's candidates take effect: at once (live), or one micro-batch later (Spark replaying a
+    backlog with availableNow: micro-batch N uses the watermark of the batches before it)."""
+
+    def __init__(self, schedule: Schedule):
+        self.delayed = schedule is Schedule.BACKLOG
+        self.pending: dict[str, int] = {}
+
+    def take(self, candidates: dict[str, int]) -> dict[str, int]:
+        if not self.delayed:
+            return candidates
+        due, self.pending = self.pending, candidates
+        return due
+
+    def flush(self) -> dict[str, int]:
+        """The input ran out: what is still pending takes effect in one more (no-data) micro-batch."""
+        due, self.pending = self.pending, {}
+        return due
+
+
+class PartitionMerge:
+    """One watermark per partition, merged by min (Flink, Storm, 003 §4) or max (Spark's
+    multipleWatermarkPolicy=max)."""
+
+    def __init__(self, generator: Generator, partitions: list[str], scope: Scope):
+        self.generator = generator
+        self.partitions = sorted(partitions)
+        self.pick = min if scope is Scope.PARTITION_MIN else max
+
+    def mark(self) -> int:
+        return self.pick(self.generator.mark(p) for p in self.partitions)
+
+    def observe(self, partition: str, arrival: int) -> None:
+        """A record arrived from ``partition`` (only idleness cares)."""
+
+    def mark_idle(self, now: int) -> None:
+        """The periodic check of silent partitions (only idleness cares)."""
+
+
+class WithIdleness(PartitionMerge):
+    """Flink's ``withIdleness``, wrapped around the merge: a partition silent for the timeout (processing
+    time) leaves the merge until it sends again, and the merged watermark never goes back."""
+
+    def __init__(self, generator: Generator, partitions: list[str], scope: Scope, timeout: int):
+        super().__init__(generator, partitions, scope)
+        self.timeout = timeout
+        self.idle: set[str] = set()
+        self.seen: dict[str, int] = {}  # last arrival per partition
+        self.started = NONE  # first arrival: silent partitions count from it
+        self.floor = NONE  # the merged watermark so far
+
+    def mark(self) -> int:
+        marks = [self.generator.mark(p) for p in self.partitions if p not in self.idle]
+        if marks:  # what was merged is never taken back
+            self.floor = max(self.floor, self.pick(marks))
+        return self.floor
+
+    def observe(self, partition, arrival):
+        self.started = arrival if self.started == NONE else self.started
+        self.seen[partition] = arrival
+        self.idle.discard(partition)
+
+    def mark_idle(self, now):
+        self.idle = {p for p in self.partitions if self.seen.get(p, self.started) + self.timeout <= now}
+
+
+def merge_for(time: TimeConfig, generator: Generator, partitions: list[str]) -> PartitionMerge:
+    if time.source_idle_timeout is None:
+        return PartitionMerge(generator, partitions, time.scope)
+    return WithIdleness(generator, partitions, time.scope, time.source_idle_timeout)

@@ -1,0 +1,232 @@
+"""Where events go, in the reference engine: the window assigners (fixed windows, sessions that merge), the
+lateness rule and late policy, and the windows held in state with their firing and purge queues. The
+compiled evaluation has the same parts as functions (``core/compiled/windows.py``).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from explorer.config import LatenessRule, LatePolicy, TimeConfig, WindowKind, WindowSpec
+from explorer.core.result import Status
+
+
+@dataclass(eq=False)
+class Window:
+    key: str
+    start: int
+    end: int
+    ids: list[str] = field(default_factory=list)
+    revision: int = 0
+    fired: bool = False
+    alive: bool = True
+    late_dirty: bool = False  # a late admission to an emitted window: it re-emits at commit
+    slot: int = 0
+    merged_into: "Window | None" = None
+
+
+class Lateness:
+    """When is an event late for a window, does allowed lateness still take it, and where do refused late
+    events go."""
+
+    def __init__(self, time: TimeConfig):
+        self.window_rule = time.lateness_rule is LatenessRule.WINDOW
+        self.allowed = time.allowed_lateness
+        self.end_inclusive = time.end_inclusive
+        self.refused = Status.SIDE_OUTPUT.value if time.late_policy is LatePolicy.SIDE_OUTPUT else Status.DROPPED.value
+
+    def is_late(self, end: int, t: int, eff: int, closed: bool) -> bool:
+        """``window`` rule: its window has closed. ``timestamp`` rule: t is behind the effective watermark (and a
+        Storm (start, end] window the watermark has reached was already evaluated)."""
+        if self.window_rule:
+            return closed
+        return t < eff or (self.end_inclusive and end <= eff)
+
+    def admits_late(self, end: int, eff: int) -> bool:
+        """A closed window takes late events until the effective watermark reaches end + allowed lateness."""
+        return self.allowed > 0 and end + self.allowed > eff
+
+    def status(self, late: bool, refused: bool) -> str:
+        if not late:
+            return Status.ON_TIME.value
+        return self.refused if refused else Status.LATE_UPDATED.value
+
+
+class WindowStore:
+    """The windows held in state, per key, and two lazy heaps per group of windows that share a closing
+    watermark: (end, window) to fire, (end + allowed lateness, window) to purge. An entry counts only while
+    its window is alive, unfired (to fire) or fired (to purge), and still ends there."""
+
+    def __init__(self, allowed: int, group_of):
+        self.allowed = allowed
+        self.group_of = group_of  # key → group
+        self.by_key: dict[str, dict[int, Window]] = {}
+        self.fire_heap: dict[str, list] = {}
+        self.purge_heap: dict[str, list] = {}
+        self.alive_count = 0
+        self.counter = 0  # tie-breaker for heaps and session slots (a plain int pickles everywhere)
+
+    def next_seq(self) -> int:
+        self.counter += 1
+        return self.counter
+
+    def open(self, key: str, start: int, end: int, slot: int) -> Window:
+        w = Window(key, start, end, slot=slot)
+        self.by_key.setdefault(key, {})[slot] = w
+        self.alive_count += 1
+        self.push_fire(w)
+        return w
+
+    def push_fire(self, w: Window) -> None:
+        heapq.heappush(self.fire_heap.setdefault(self.group_of(w.key), []), (w.end, self.next_seq(), w))
+
+    def push_purge(self, w: Window) -> None:
+        heapq.heappush(self.purge_heap.setdefault(self.group_of(w.key), []), (w.end + self.allowed, self.next_seq(), w))
+
+    def remove(self, w: Window) -> None:
+        w.alive = False
+        self.alive_count -= 1
+        del self.by_key[w.key][w.slot]
+
+    def ready(self, group: str, eff: int) -> Iterator[Window]:
+        """Yield, one at a time, each window of the group whose end the effective watermark has reached. The
+        caller fires it before the next is popped: a reopened window has two entries, and fires once."""
+        heap = self.fire_heap.get(group)
+        while heap and heap[0][0] <= eff:
+            end, _, w = heapq.heappop(heap)
+            if w.alive and not w.fired and w.end == end:
+                yield w
+
+    def first_due(self, group: str) -> int | None:
+        """The smallest end among the group's windows waiting to fire (stale entries dropped on the way)."""
+        heap = self.fire_heap.get(group, [])
+        while heap and not (heap[0][2].alive and not heap[0][2].fired and heap[0][2].end == heap[0][0]):
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
+
+    def purge(self, group: str, eff: int) -> None:
+        """Drop fired windows whose end + allowed lateness the effective watermark has passed."""
+        heap = self.purge_heap.get(group)
+        while heap:
+            horizon, _, w = heap[0]
+            if w.alive and w.fired and horizon > eff:
+                break
+            heapq.heappop(heap)
+            if w.alive and w.fired:
+                self.remove(w)
+
+    def waiting(self) -> list[Window]:
+        return [w for slots in self.by_key.values() for w in slots.values() if not w.fired]
+
+
+@dataclass
+class Admission:
+    """What admitting one event decided: (window, late for it) pairs it joined, (start, end) spans that
+    refused it, whether it was late for any, and windows it marked for a late re-emission."""
+
+    admitted: list[tuple[Window, bool]]
+    refused: list[tuple[int, int]]
+    late: bool
+
+
+class FixedWindows:
+    """Tumbling and sliding windows aligned to 0; Storm's are (start, end], modelled as [start, end) one µs on."""
+
+    def __init__(self, spec: WindowSpec, end_inclusive: bool, store: WindowStore, lateness: Lateness):
+        self.size, self.slide, self.end_inclusive = spec.size, spec.slide, end_inclusive
+        self.store, self.lateness = store, lateness
+
+    def spans(self, t: int):
+        """The event's windows, latest start first."""
+        placed = t - 1 if self.end_inclusive else t
+        start = (placed // self.slide) * self.slide
+        while start > placed - self.size:
+            yield start, start + self.size
+            start -= self.slide
+
+    def admit(self, t: int, key: str, event_id: str, eff: int) -> Admission:
+        store, lateness = self.store, self.lateness
+        admitted, refused, late_any = [], [], False
+        for start, end in self.spans(t):
+            w = store.by_key.get(key, {}).get(start)
+            late = lateness.is_late(end, t, eff, end <= eff or (w is not None and w.fired))
+            if late:
+                late_any = True
+                if not lateness.admits_late(end, eff):
+                    refused.append((start, end))
+                    continue
+            if w is None:
+                w = store.open(key, start, end, start)
+            elif w.fired and late:
+                w.late_dirty = True
+            elif w.fired:  # reopened after an idle flush (timestamp rule only)
+                w.fired = False
+                store.push_fire(w)
+            w.ids.append(event_id)
+            admitted.append((w, late))
+        return Admission(admitted, refused, late_any)
+
+
+class SessionWindows:
+    """An event opens [t, t + gap) and merges with every session of its key it overlaps or touches (Spark);
+    with ``strict`` (Bytewax) it joins a session within the gap and closes once the watermark is past
+    last + gap, modelled as [first, last + gap + 1 µs) joined only by overlap. Touching an emitted session
+    counts as landing in a closed window."""
+
+    def __init__(self, spec: WindowSpec, strict: bool, store: WindowStore, lateness: Lateness):
+        self.gap, self.strict = spec.gap, strict
+        self.store, self.lateness = store, lateness
+
+    def admit(self, t: int, key: str, event_id: str, eff: int) -> Admission:
+        store, lateness = self.store, self.lateness
+        proto_end = t + self.gap + (1 if self.strict else 0)
+        slots = store.by_key.setdefault(key, {})
+        if self.strict:
+            touching = [w for w in slots.values() if w.start < proto_end and t < w.end]
+        else:
+            touching = [w for w in slots.values() if w.start <= proto_end and t <= w.end]
+        closed = proto_end <= eff or any(w.fired for w in touching)
+        late = closed if lateness.window_rule else t < eff
+        if late and not lateness.admits_late(proto_end, eff):
+            return Admission([], [(t, proto_end)], True)
+        if not touching:
+            target = store.open(key, t, proto_end, store.next_seq())
+        elif len(touching) == 1:
+            target = touching[0]  # grow in place: no copy of its events
+        else:
+            target = self._merge(touching)
+        old_end = target.end
+        target.start, target.end = min(target.start, t), max(target.end, proto_end)
+        target.ids.append(event_id)
+        grew = target.end != old_end or len(touching) > 1
+        if late and target.fired:  # a late event joined an emitted session: it re-fires as an update
+            target.late_dirty = True
+            if grew:
+                store.push_purge(target)
+        elif target.fired:  # on time by timestamp, joining a session an idle timeout had flushed: reopen it
+            target.fired = False
+            store.push_fire(target)
+        elif grew:
+            store.push_fire(target)
+        return Admission([(target, late)], [], late)
+
+    def _merge(self, touching: list[Window]) -> Window:
+        """The session holding most events (ties: the one opened first) absorbs the others."""
+        touching.sort(key=lambda w: len(w.ids), reverse=True)
+        target = touching[0]
+        for w in touching[1:]:
+            target.ids.extend(w.ids)
+            target.start, target.end = min(target.start, w.start), max(target.end, w.end)
+            target.revision = max(target.revision, w.revision)
+            target.fired = target.fired or w.fired
+            w.merged_into = target
+            self.store.remove(w)
+        return target
+
+
+def assigner_for(spec: WindowSpec, time: TimeConfig, store: WindowStore, lateness: Lateness):
+    if spec.kind is WindowKind.SESSION:
+        return SessionWindows(spec, time.session_close_strict, store, lateness)
+    return FixedWindows(spec, time.end_inclusive, store, lateness)

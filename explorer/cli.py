@@ -12,9 +12,8 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from explorer.config import (DURATION_OPTIONS, ENUM_OPTIONS, PRESETS, BatchSpec, LatePolicy, LatenessRule, RunConfig, Schedule,
-                             Scope, Strategy, TimeSource, time_option,
-                             WindowSpec, apply_delay, load_yaml_config, preset)
+from explorer.config import (PRESETS, TIME_FIELDS, BatchSpec, RunConfig, WindowSpec, apply_delay, load_yaml_config,
+                             preset)
 from explorer.compare import compare, side_config
 from explorer.core import Result, run
 from explorer.export import TARGETS as EXPORT_TARGETS
@@ -60,22 +59,14 @@ def _add_config(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--preset", choices=sorted(PRESETS), help="start from an engine's rules (default voltsp)")
     g.add_argument("--config", metavar="FILE.yaml", help="a timeConfig in VoltSP's words")
     g.add_argument("--window", help="tumbling:10 | sliding:20:10 | session:30 (default tumbling:10)")
-    g.add_argument("--time", choices=[t.value for t in TimeSource], help="event or processing time")
-    g.add_argument("--strategy", choices=[s.value for s in Strategy], help="min | max (per batch) | bounded (per element)")
-    g.add_argument("--bound", help="L of the bounded strategy (raw watermark = max seen − L)")
-    g.add_argument("--delay", help="the knob every engine has, in the preset's arithmetic (VoltSP: delayWindowClose)")
-    g.add_argument("--allowed-lateness", help="keep closed windows for late updates until effective ≥ end + A")
-    g.add_argument("--late", choices=[p.value for p in LatePolicy], help="what happens to refused late events")
-    g.add_argument("--lateness-rule", choices=[r.value for r in LatenessRule], help="late = window closed | timestamp behind watermark")
-    g.add_argument("--idle-timeout", help="flush a key's windows after this much silence")
-    g.add_argument("--idle-clock", choices=[t.value for t in TimeSource], help="which clock measures silence")
-    g.add_argument("--heartbeat", help="pipeline heartbeat interval (default 60s)")
-    g.add_argument("--source-idle-timeout",
-                   help="Flink's withIdleness: a partition this silent leaves the partition-min/max merge")
-    g.add_argument("--scope", choices=[s.value for s in Scope], help="who shares a watermark (default key)")
     g.add_argument("--batches", help="event | count:N | interval:T | column")
-    g.add_argument("--schedule", choices=[s.value for s in Schedule],
-                   help="when a batch's watermark takes effect: live, or backlog (Spark replaying with availableNow)")
+    for spec in TIME_FIELDS:
+        if spec.option == "delay":  # the knob every engine has, read in the preset's arithmetic
+            g.add_argument("--delay", help="the knob every engine has, in the preset's arithmetic "
+                                           "(VoltSP: delayWindowClose; textbook and bytewax: the bound L)")
+        else:
+            g.add_argument(f"--{spec.option.replace('_', '-')}", dest=spec.option, help=spec.help,
+                           choices=spec.choices or None)
 
 
 def _add_engine(parser: argparse.ArgumentParser, streaming: bool = True) -> None:
@@ -181,12 +172,9 @@ def build_config(args: argparse.Namespace) -> tuple[RunConfig, str | None]:
     if args.batches:
         config = replace(config, batches=BatchSpec.parse(args.batches))
     changes: dict[str, Any] = {}
-    for option in (*ENUM_OPTIONS, *DURATION_OPTIONS):
-        if getattr(args, option) is not None:
-            field_name, value = time_option(option, getattr(args, option))
-            changes[field_name] = value
-    if changes.get("heartbeat", 1) <= 0:
-        raise InputError("--heartbeat must be positive")
+    for spec in TIME_FIELDS:
+        if spec.option != "delay" and getattr(args, spec.option) is not None:
+            changes[spec.name] = spec.parse(getattr(args, spec.option))
     config = config.with_time(**changes)
     if getattr(args, "delay", None) is not None:
         config = apply_delay(config, parse_duration(args.delay))

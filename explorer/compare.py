@@ -12,8 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from explorer.config import (DURATION_OPTIONS, ENUM_OPTIONS, BatchSpec, RunConfig, WindowSpec, apply_delay, preset,
-                             time_option)
+from explorer.config import FIELD_BY_OPTION, BatchSpec, RunConfig, WindowSpec, apply_delay, preset, time_option
 from explorer.core import Result, run
 from explorer.errors import InputError
 from explorer.streams import Stream
@@ -58,7 +57,7 @@ def side_config(label: str, window: WindowSpec | None = None, delay: int | None 
     for item in overrides:
         field, _, value = item.partition("=")
         field = field.strip().replace("-", "_")
-        if field in ENUM_OPTIONS or field in DURATION_OPTIONS:
+        if field in FIELD_BY_OPTION and field != "delay":
             try:
                 field_name, parsed = time_option(field, value)
             except InputError as error:

@@ -90,6 +90,20 @@ class WindowSpec:
     slide: int = 0
     gap: int = 0
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.kind, WindowKind):
+            raise InputError(f"window kind must be one of {', '.join(k.value for k in WindowKind)}, not {self.kind!r}")
+        spans = [self.gap] if self.kind is WindowKind.SESSION else [self.size, self.slide]
+        if any(isinstance(v, bool) or not isinstance(v, int) or not 0 < v <= MAX_DURATION for v in spans):
+            raise InputError(f"window {self.kind.value}: sizes, slides and gaps must be positive durations up to 100 "
+                             f"years (got {', '.join(map(str, spans))} µs)")
+        if self.kind is WindowKind.TUMBLING and self.slide != self.size:
+            raise InputError("a tumbling window slides by its size")
+        if self.kind is WindowKind.SLIDING and -(-self.size // self.slide) > MAX_WINDOWS_PER_EVENT:
+            raise InputError(f"window sliding:{format_duration(self.size)}:{format_duration(self.slide)} puts every "
+                             f"event in {-(-self.size // self.slide):,} windows; at most {MAX_WINDOWS_PER_EVENT:,} "
+                             "are allowed (use a longer slide)")
+
     @staticmethod
     def parse(text: str) -> "WindowSpec":
         """Read ``tumbling:10``, ``sliding:20:10`` or ``session:30`` (durations as in --delay)."""
@@ -102,8 +116,6 @@ class WindowSpec:
         if len(parts) != expected:
             raise InputError(f"window {text!r} needs {expected - 1} duration(s) after '{kind.value}:'")
         values = [parse_duration(p) for p in parts[1:]]
-        if any(v <= 0 for v in values):
-            raise InputError(f"window {text!r}: durations must be positive")
         if kind is WindowKind.TUMBLING:
             return WindowSpec(kind, size=values[0], slide=values[0])
         if kind is WindowKind.SLIDING:
@@ -145,6 +157,136 @@ class TimeConfig:
     # sends again; the merged watermark never goes back (scope partition-min/max only).
     source_idle_timeout: int | None = None
 
+    def __post_init__(self) -> None:
+        """Every value checked against TIME_FIELDS, whoever built the config (a flag, YAML, a control, code):
+        one rule, one message."""
+        for spec in TIME_FIELDS:
+            spec.check(getattr(self, spec.name))
+
+
+# --- every TimeConfig field, everywhere it surfaces ------------------------------------------------
+
+MAX_DURATION = 100 * 365 * 86_400 * SECOND  # a century: past any real setting, far from int64's limit
+MAX_WINDOWS_PER_EVENT = 1_000  # sliding size / slide: each event is held once per window it falls in
+_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+
+
+@dataclass(frozen=True)
+class TimeField:
+    """One TimeConfig field: its option (CLI ``--option``, compare's ``preset:option=value``), VoltSP's YAML word,
+    the explorer control that shows it, and the values it takes. ``values`` is an Enum, ``bool``, or None for a
+    duration (integer µs, ≥ 0; > 0 when ``positive``; None allowed when ``optional``, meaning off)."""
+
+    name: str
+    option: str
+    help: str
+    values: type | None = None
+    yaml: str | None = None
+    voltsp_words: dict[str, Any] | None = None  # VoltSP's own spelling of an enum's values
+    control: str | None = None
+    optional: bool = False
+    positive: bool = False
+
+    @property
+    def label(self) -> str:
+        return f"--{self.option.replace('_', '-')}" + (f" ({self.yaml})" if self.yaml else "")
+
+    @property
+    def choices(self) -> list[str]:
+        if self.values is bool:
+            return ["true", "false"]
+        return [v.value for v in self.values] if self.values else []
+
+    def parse(self, value: Any, written: str | None = None) -> Any:
+        """A value as a user writes it (CLI text, a YAML scalar) → the field's value. An InputError names the
+        setting as it was ``written`` (default: the CLI option): ``timeConfig.watermarkStrategy``."""
+        written = written or self.label
+        in_yaml = written != self.label
+        if self.values is None:
+            if self.optional and str(value).strip().lower() in ("off", "none", "0"):
+                return None
+            try:
+                return parse_duration(value)
+            except InputError as error:
+                raise InputError(f"{written}: {error}") from None
+        text = str(value).strip()
+        if self.values is bool:
+            if value is True or text.lower() in _TRUE:
+                return True
+            if value is False or text.lower() in _FALSE:
+                return False
+            raise InputError(f"{written} must be true or false, not {value!r}")
+        if self.voltsp_words and text.upper() in self.voltsp_words:
+            return self.voltsp_words[text.upper()]
+        try:
+            return self.values(text.lower())
+        except ValueError:
+            words = list(self.voltsp_words) if in_yaml and self.voltsp_words else self.choices
+            raise InputError(f"{written} must be one of {', '.join(words)}, not {value!r}") from None
+
+    def check(self, value: Any) -> None:
+        """Refuse a value this field cannot take, in words that name the field."""
+        if self.values is None:
+            if value is None and self.optional:
+                return
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InputError(f"{self.label} must be a duration, not {value!r}")
+            if value < 0 or (self.positive and value == 0):
+                raise InputError(f"{self.label} must be {'positive' if self.positive else '≥ 0'}"
+                                 f"{' (or off)' if self.optional else ''}, not {format_duration(value)}")
+            if value > MAX_DURATION:
+                raise InputError(f"{self.label} is {format_duration(value)}; the most it can be is 100 years")
+        elif not isinstance(value, self.values):
+            raise InputError(f"{self.label} must be one of {', '.join(self.choices)}, not {value!r}")
+
+    def to_text(self, value: Any) -> str:
+        if self.values is None:
+            return "off" if value is None else format_duration(value)
+        if self.values is bool:
+            return "true" if value else "false"
+        return value.value
+
+
+TIME_FIELDS: tuple[TimeField, ...] = (
+    TimeField("time_source", "time", "event or processing time (in YAML: an eventTimeExtractor means event time)",
+              TimeSource, control="time_source"),
+    TimeField("strategy", "strategy", "min | max (once per batch) | bounded (per element) | event-clock (Bytewax)",
+              Strategy, "watermarkStrategy", {"MIN_EVENT_TIME": Strategy.MIN, "MAX_EVENT_TIME": Strategy.MAX,
+                                              "BOUNDED": Strategy.BOUNDED, "EVENT_CLOCK": Strategy.EVENT_CLOCK},
+              control="strategy"),
+    TimeField("bound", "bound", "L of the bounded strategy (raw watermark = max seen − L)", yaml="bound",
+              control="bound"),
+    TimeField("delay", "delay", "delayWindowClose: effective watermark = raw − delay", yaml="delayWindowClose",
+              control="delay"),
+    TimeField("allowed_lateness", "allowed_lateness", "keep closed windows for late updates until effective ≥ end + A",
+              yaml="allowedLateness", control="allowed"),
+    TimeField("late_policy", "late", "what happens to refused late events", LatePolicy, "latePolicy", control="late"),
+    TimeField("lateness_rule", "lateness_rule", "late = window closed | timestamp behind the watermark", LatenessRule,
+              "latenessRule", control="rule"),
+    TimeField("idle_timeout", "idle_timeout", "flush a key's windows after this much silence (off: never)",
+              yaml="idleTimeout", control="idle", optional=True, positive=True),
+    TimeField("idle_clock", "idle_clock", "which clock measures silence", TimeSource, "idleTimeoutClock",
+              {"PROCESSING_TIME": TimeSource.PROCESSING, "EVENT_TIME": TimeSource.EVENT}, control="idle_clock"),
+    TimeField("heartbeat", "heartbeat", "pipeline heartbeat interval (default 60s)", yaml="heartbeat",
+              positive=True),
+    TimeField("scope", "scope", "who shares a watermark (default key)", Scope, "scope", control="scope"),
+    TimeField("schedule", "schedule", "when a batch's watermark takes effect: live, or backlog (Spark replaying "
+              "with availableNow)", Schedule, "schedule"),
+    TimeField("end_inclusive", "end_inclusive", "windows are (start, end], as Storm's", bool, "endInclusive"),
+    TimeField("session_close_strict", "session_close_strict", "sessions join within the gap and close once the "
+              "watermark is past last + gap, as Bytewax's", bool, "sessionCloseStrict"),
+    TimeField("source_idle_timeout", "source_idle_timeout", "Flink's withIdleness: a partition this silent leaves "
+              "the partition-min/max merge (off: never)", yaml="sourceIdleTimeout", control="source_idle",
+              optional=True, positive=True),
+)
+FIELD_BY_OPTION = {spec.option: spec for spec in TIME_FIELDS}
+
+
+def time_option(option: str, text: Any) -> tuple[str, Any]:
+    """A named option's value as (TimeConfig field, value): ('strategy', 'max') → ('strategy', Strategy.MAX)."""
+    spec = FIELD_BY_OPTION[option]
+    return spec.name, spec.parse(text)
+
 
 class BatchKind(str, Enum):
     EVENT = "event"
@@ -161,6 +303,12 @@ class BatchSpec:
     count: int = 1
     interval: int = 0
 
+    def __post_init__(self) -> None:
+        if self.kind is BatchKind.COUNT and not (isinstance(self.count, int) and self.count >= 1):
+            raise InputError(f"batching count:N needs a whole number N ≥ 1, not {self.count!r}")
+        if self.kind is BatchKind.INTERVAL and not (isinstance(self.interval, int) and 0 < self.interval <= MAX_DURATION):
+            raise InputError(f"batching interval:T needs a positive duration up to 100 years, not {self.interval!r} µs")
+
     @staticmethod
     def parse(text: str) -> "BatchSpec":
         """Read ``event``, ``count:N``, ``interval:T`` or ``column``."""
@@ -170,7 +318,7 @@ class BatchSpec:
         except ValueError:
             raise InputError(f"unknown batching {text!r}: use event, count:N, interval:T or column") from None
         if kind is BatchKind.COUNT:
-            if not arg.strip().isdigit() or int(arg) < 1:
+            if not arg.strip().isascii() or not arg.strip().isdigit() or int(arg) < 1:
                 raise InputError(f"batching {text!r}: count:N needs a whole number N ≥ 1")
             return BatchSpec(kind, count=int(arg))
         if kind is BatchKind.INTERVAL:
@@ -272,27 +420,6 @@ PRESETS: dict[str, Preset] = {
 }
 
 
-# The time options a user sets by name (CLI flags, compare overrides), and the TimeConfig field each sets.
-ENUM_OPTIONS: dict[str, tuple[str, type[Enum]]] = {
-    "time": ("time_source", TimeSource), "strategy": ("strategy", Strategy), "late": ("late_policy", LatePolicy),
-    "lateness_rule": ("lateness_rule", LatenessRule), "idle_clock": ("idle_clock", TimeSource),
-    "scope": ("scope", Scope), "schedule": ("schedule", Schedule)}
-DURATION_OPTIONS = ("bound", "allowed_lateness", "idle_timeout", "heartbeat", "source_idle_timeout")
-
-
-def time_option(name: str, text: str) -> tuple[str, Any]:
-    """A named option's text as (TimeConfig field, value): ('strategy', 'max') → ('strategy', Strategy.MAX)."""
-    if name in ENUM_OPTIONS:
-        field_name, kind = ENUM_OPTIONS[name]
-        try:
-            return field_name, kind(text.strip())
-        except ValueError:
-            raise InputError(f"{name} is one of {', '.join(k.value for k in kind)}") from None
-    if name in DURATION_OPTIONS:
-        return name, parse_duration(text)
-    raise KeyError(name)
-
-
 def preset(name: str, delay: int | None = None, **time_changes: Any) -> RunConfig:
     """A RunConfig from a preset, with ``delay`` read in the preset's own arithmetic."""
     try:
@@ -325,10 +452,6 @@ _WINDOW_SECTIONS = {
     "sliding-time-window": WindowKind.SLIDING,
     "session-window": WindowKind.SESSION,
 }
-_STRATEGIES = {"MIN_EVENT_TIME": Strategy.MIN, "MAX_EVENT_TIME": Strategy.MAX, "BOUNDED": Strategy.BOUNDED}
-_CLOCKS = {"PROCESSING_TIME": TimeSource.PROCESSING, "EVENT_TIME": TimeSource.EVENT}
-
-
 @dataclass(frozen=True)
 class LoadedConfig:
     """A YAML file read into a RunConfig, plus the event-time column its eventTimeExtractor names."""
@@ -380,6 +503,9 @@ def _window_from_voltsp(kind_name: str, section: dict[str, Any], path: str | Pat
 
 
 def _time_from_voltsp(section: dict[str, Any], base: TimeConfig, path: str | Path) -> tuple[TimeConfig, str | None]:
+    if not isinstance(section, dict):
+        raise InputError(f"{path}: timeConfig must be a mapping of settings, not {type(section).__name__}")
+    by_word = {spec.yaml: spec for spec in TIME_FIELDS if spec.yaml}
     changes: dict[str, Any] = {}
     column = None
     extractor = section.get("eventTimeExtractor")
@@ -388,58 +514,36 @@ def _time_from_voltsp(section: dict[str, Any], base: TimeConfig, path: str | Pat
         column = str(extractor).split("::")[-1]
     elif section:
         changes["time_source"] = TimeSource.PROCESSING
-    readers = {
-        "watermarkStrategy": ("strategy", lambda v: _lookup(_STRATEGIES, v, "watermarkStrategy", path)),
-        "delayWindowClose": ("delay", parse_duration),
-        "bound": ("bound", parse_duration),
-        "allowedLateness": ("allowed_lateness", parse_duration),
-        "idleTimeout": ("idle_timeout", parse_duration),
-        "idleTimeoutClock": ("idle_clock", lambda v: _lookup(_CLOCKS, v, "idleTimeoutClock", path)),
-        "heartbeat": ("heartbeat", parse_duration),
-        "latePolicy": ("late_policy", LatePolicy),
-        "latenessRule": ("lateness_rule", LatenessRule),
-        "scope": ("scope", Scope),
-        "schedule": ("schedule", Schedule),
-    }
     for key, value in section.items():
         if key == "eventTimeExtractor":
             continue
-        if key not in readers:
-            raise InputError(f"{path}: unknown timeConfig setting {key!r}; known: {', '.join(sorted(readers))}")
-        name, read = readers[key]
+        if key not in by_word:
+            raise InputError(f"{path}: unknown timeConfig setting {key!r}; known: "
+                             f"{', '.join(sorted(['eventTimeExtractor', *by_word]))}")
         try:
-            changes[name] = read(value)
-        except ValueError as exc:
-            raise InputError(f"{path}: timeConfig.{key}: {exc}") from None
-    return replace(base, **changes), column
-
-
-def _lookup(table: dict[str, Any], value: Any, key: str, path: str | Path) -> Any:
+            changes[by_word[key].name] = by_word[key].parse(value, f"timeConfig.{key}")
+        except InputError as exc:
+            raise InputError(f"{path}: {exc}") from None
     try:
-        return table[str(value).upper()]
-    except KeyError:
-        raise InputError(f"{path}: {key} must be one of {', '.join(table)}") from None
+        return replace(base, **changes), column
+    except InputError as exc:
+        raise InputError(f"{path}: timeConfig: {exc}") from None
 
 
 def time_config_to_voltsp(time: TimeConfig, event_time_column: str = "event_time") -> dict[str, Any]:
-    """The inverse of the YAML reader, for export and round-trip tests."""
+    """The inverse of the YAML reader, for export and round-trip tests: every setting that differs from
+    VoltSP's defaults, in VoltSP's words."""
     out: dict[str, Any] = {}
     if time.time_source is TimeSource.EVENT:
         out["eventTimeExtractor"] = event_time_column
-        out["watermarkStrategy"] = {v: k for k, v in _STRATEGIES.items()}[time.strategy]
     defaults = TimeConfig()
-    simple = {"delay": "delayWindowClose", "bound": "bound", "allowed_lateness": "allowedLateness",
-              "heartbeat": "heartbeat"}
-    for name, key in simple.items():
-        if getattr(time, name) != getattr(defaults, name):
-            out[key] = format_duration(getattr(time, name))
-    if time.idle_timeout is not None:
-        out["idleTimeout"] = format_duration(time.idle_timeout)
-        out["idleTimeoutClock"] = {v: k for k, v in _CLOCKS.items()}[time.idle_clock]
-    for name, key in {"late_policy": "latePolicy", "lateness_rule": "latenessRule", "scope": "scope",
-                      "schedule": "schedule"}.items():
-        if getattr(time, name) != getattr(defaults, name):
-            out[key] = getattr(time, name).value
+    for spec in TIME_FIELDS:
+        value = getattr(time, spec.name)
+        wanted = spec.name == "strategy" and time.time_source is TimeSource.EVENT
+        wanted = wanted or (spec.name == "idle_clock" and time.idle_timeout is not None)
+        if spec.yaml and (wanted or value != getattr(defaults, spec.name)):
+            words = {v: k for k, v in (spec.voltsp_words or {}).items()}
+            out[spec.yaml] = words.get(value) or (value if spec.values is bool else spec.to_text(value))
     return out
 
 

@@ -2,39 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from explorer.config import (LatePolicy, LatenessRule, RunConfig, Scope, Strategy, TimeSource, WindowSpec,
-                             apply_delay, preset)
+from explorer.config import RunConfig, WindowSpec, apply_delay, preset, time_option
 from explorer.timeutil import parse_duration
-
-ENUMS = {"time": ("time_source", TimeSource), "strategy": ("strategy", Strategy), "late": ("late_policy", LatePolicy),
-         "lateness_rule": ("lateness_rule", LatenessRule), "idle_clock": ("idle_clock", TimeSource),
-         "scope": ("scope", Scope)}
-DURATIONS = ("bound", "allowed_lateness", "idle_timeout", "heartbeat")
 
 
 def make_config(spec: dict[str, Any]) -> RunConfig:
-    """{'preset': 'voltsp', 'strategy': 'max', 'delay': 3, 'window': 'tumbling:10', ...} → RunConfig."""
+    """{'preset': 'voltsp', 'strategy': 'max', 'delay': 3, 'window': 'tumbling:10', ...} → RunConfig (the
+    options are those of config.TIME_FIELDS, as on the command line)."""
     spec = dict(spec)
     config = preset(spec.pop("preset", "voltsp"))
     if "window" in spec:
-        from dataclasses import replace
         config = replace(config, window=WindowSpec.parse(spec.pop("window")))
-    changes = {}
-    for name, value in spec.items():
-        if name in ENUMS:
-            field, kind = ENUMS[name]
-            changes[field] = kind(value)
-        elif name in DURATIONS:
-            changes[name] = parse_duration(value)
-        elif name != "delay":
-            raise KeyError(name)
-    config = config.with_time(**changes)
-    if "delay" in spec:
-        config = apply_delay(config, parse_duration(spec["delay"]))
+    delay = spec.pop("delay", None)
+    config = config.with_time(**dict(time_option(name, value) for name, value in spec.items()))
+    if delay is not None:
+        config = apply_delay(config, parse_duration(delay))
     return config
 
 

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import ipywidgets as W
 
-from explorer.config import (PRESETS, BatchSpec, LatePolicy, LatenessRule, RunConfig, Scope, Strategy, TimeSource,
-                             WindowKind, WindowSpec, apply_delay, delay_of, preset)
+from explorer.config import (PRESETS, TIME_FIELDS, BatchSpec, RunConfig, TimeField, WindowKind, WindowSpec, apply_delay,
+                             delay_of, preset)
 from explorer.errors import InputError
 from explorer.timeutil import MICROS
 
@@ -56,6 +56,7 @@ class Controls:
                                 description="watermarks", style=STYLE, layout=wide())
         self.batches = W.Text(value="", placeholder="event | count:N | interval:5s | column",
                               description="micro-batches", style=STYLE, layout=wide())
+        self._shown = preset("voltsp")  # the config last shown: what no control shows comes from it
         self.preset.observe(self._name_the_delay, names="value")
         self._name_the_delay()
         self.all = [self.preset, self.time_source, self.strategy, self.delay, self.bound, self.allowed, self.late,
@@ -78,12 +79,12 @@ class Controls:
     def config(self, **slider_values: float) -> RunConfig:
         """The RunConfig the widgets describe; an InputError names the control that is off.
 
-        ``slider_values`` (e.g. ``delay=5.5``) stand in for those sliders' current values.
+        ``slider_values`` (e.g. ``delay=5.5``) stand in for those sliders' current values. Settings no control
+        shows (heartbeat, schedule, Storm's and Bytewax's window rules) are those of the config last shown.
         """
         unknown = set(slider_values) - set(self.SLIDERS)
         if unknown:
             raise ValueError(f"not a slider: {', '.join(sorted(unknown))}")
-        value = {name: slider_values.get(name, getattr(self, name).value) for name in self.SLIDERS}
         kind = WindowKind(self.window_kind.value)
         size, slide = round(self.size.value * S), round(self.slide.value * S)
         if size <= 0 or (kind is WindowKind.SLIDING and slide <= 0):
@@ -95,20 +96,11 @@ class Controls:
         else:
             window = WindowSpec(kind, gap=size)
         batches = BatchSpec.parse(self.batches.value) if self.batches.value.strip() else None
-        base = preset(self.preset.value)
-        config = replace(base, window=window, batches=batches or base.batches).with_time(
-            time_source=TimeSource(self.time_source.value),
-            strategy=Strategy(self.strategy.value),
-            bound=round(self.bound.value * S),
-            allowed_lateness=round(value["allowed"] * S),
-            late_policy=LatePolicy(self.late.value),
-            lateness_rule=LatenessRule(self.rule.value),
-            idle_timeout=round(value["idle"] * S) if value["idle"] > 0 else None,
-            idle_clock=TimeSource(self.idle_clock.value),
-            scope=Scope(self.scope.value),
-            source_idle_timeout=round(self.source_idle.value * S) if self.source_idle.value > 0 else None,
-        )
-        return apply_delay(config, round(value["delay"] * S))
+        base = self._shown if self._shown.preset == self.preset.value else preset(self.preset.value)
+        changes = {spec.name: _from_widget(spec, slider_values.get(spec.control, getattr(self, spec.control).value))
+                   for spec in TIME_FIELDS if spec.control and spec.name != "delay"}
+        config = replace(base, window=window, batches=batches or base.batches).with_time(**changes)
+        return apply_delay(config, round(slider_values.get("delay", self.delay.value) * S))
 
     def neighbours(self, slider: str, direction: int = 1, steps: tuple[int, ...] = (1, 2, -1)) -> list[float]:
         """The values ``steps`` steps along ``slider`` in ``direction`` (one and two on, then one back), within
@@ -122,20 +114,26 @@ class Controls:
 
     def show(self, config: RunConfig) -> None:
         """Fill the widgets from a config (e.g. when a preset is picked)."""
-        t = config.time
+        self._shown = config
         self.preset.value = config.preset
-        self.time_source.value = t.time_source.value
-        self.strategy.value = t.strategy.value
+        for spec in TIME_FIELDS:
+            if spec.control and spec.name != "delay":
+                getattr(self, spec.control).value = _to_widget(spec, getattr(config.time, spec.name))
         self.delay.value = delay_of(config) / S
-        self.bound.value = t.bound / S
-        self.allowed.value = t.allowed_lateness / S
-        self.late.value = t.late_policy.value
-        self.rule.value = t.lateness_rule.value
-        self.idle.value = (t.idle_timeout or 0) / S
-        self.idle_clock.value = t.idle_clock.value
         self.window_kind.value = config.window.kind.value
         self.size.value = (config.window.gap if config.window.kind is WindowKind.SESSION else config.window.size) / S
         self.slide.value = config.window.slide / S
-        self.scope.value = t.scope.value
-        self.source_idle.value = (t.source_idle_timeout or 0) / S
         self.batches.value = str(config.batches) if config.batches else ""
+
+
+def _from_widget(spec: TimeField, value):
+    """A control's value as the field's: enums by value, durations from seconds (0 = off where allowed)."""
+    if spec.values is None:
+        return None if spec.optional and value <= 0 else round(value * S)
+    return spec.values(value)
+
+
+def _to_widget(spec: TimeField, value):
+    if spec.values is None:
+        return (value or 0) / S
+    return value.value

@@ -239,3 +239,20 @@ def test_light_frames_use_float32_only_where_it_moves_no_point_by_a_millisecond(
     assert np.nanmax(np.abs(compact(small) - small)) < 1e-3
     epoch = np.array([1.7e9, 1.7e9 + 0.25])  # times in seconds since 1970: float32 would round them to 128 s
     assert compact(epoch).dtype == np.float64 and list(compact(epoch)) == list(epoch)
+
+
+def test_a_sweep_for_settings_that_changed_stops():
+    """A 1M-event sweep takes ~10 s of both cores: once another control makes it moot it stops, and the
+    curve of the settings that stay is drawn once the controls rest."""
+    from explorer.ui import Explorer
+    from explorer import generate
+
+    explorer = Explorer(generate("textbook", events=20_000), "voltsp")
+    explorer.wait_for_curve()
+    explorer.controls.idle.value = 30
+    explorer.wait_until_settled()
+    running = explorer._curve_generation
+    explorer.controls.idle.value = 31  # before that sweep is done: it is told to stop
+    assert explorer._curve_generation > running and explorer._curve_key is None
+    explorer.wait_for_curve()
+    assert explorer._curve_rows and explorer._curve_key[1].time.idle_timeout == 31_000_000

@@ -24,7 +24,7 @@ import plotly.graph_objects as go
 from explorer.config import LatenessRule, RunConfig, apply_delay, delay_of, preset
 from explorer.core import Result, run
 from explorer.errors import InputError
-from explorer.metrics import CurveRow, curve
+from explorer.metrics import CurveRow, SweepStopped, curve
 from explorer.streams import GENERATORS, Stream, generate, load_events, stream_from_frame
 from explorer.timeutil import MICROS
 from explorer.ui.controls import Controls
@@ -337,6 +337,9 @@ class Explorer:
         start = time.perf_counter()
         try:
             config = self.controls.config()
+            if self._curve_key is not None and self._sweep_key(config) != self._curve_key:
+                self._curve_generation += 1  # the sweep under way is for other settings: stop it, start anew at rest
+                self._curve_key = None
             self._frame = self._frames.get((config, self.key.value))
             self.result = self._frame.result
             request = (self._stream_generation, config, self.key.value)
@@ -564,8 +567,12 @@ class Explorer:
             self.histogram.layout.shapes = shapes
 
     # --- the completeness–latency curve ---------------------------------------------------------
+    def _sweep_key(self, config: RunConfig) -> tuple:
+        """What a sweep depends on: the stream and every setting but the delay it sweeps."""
+        return id(self.stream), apply_delay(config, 0)
+
     def _update_curve(self, config: RunConfig) -> None:
-        key = (id(self.stream), apply_delay(config, 0))
+        key = self._sweep_key(config)
         if key == self._curve_key:
             self._mark_current()
             return
@@ -576,7 +583,11 @@ class Explorer:
         stream = self.stream
 
         def work() -> None:
-            rows = curve(stream, config, [round(d * S) for d in delays])
+            try:
+                rows = curve(stream, config, [round(d * S) for d in delays],
+                             stop=lambda: generation != self._curve_generation)
+            except SweepStopped:
+                return
             if generation == self._curve_generation:
                 self._curve_rows = rows
                 with self.curve_figure.batch_update():

@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# the compiled core: about 40 s the first time, then loaded from its cache in about a second
+# the compiled core: about a minute the first time, then loaded from its cache in under a second
 kernel: $(STAMP)
 	$(PY) -m explorer.core.compiled
 
@@ -29,6 +29,7 @@ test: kernel check-java
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 bench: kernel
+	$(PY) benchmarks/bench_families.py
 	$(PY) benchmarks/bench_core.py
 	$(PY) benchmarks/bench_ui.py
 

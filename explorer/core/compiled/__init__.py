@@ -10,7 +10,7 @@ table for table (``tests/test_compiled.py``). Its named parts:
 - ``firing``: firing by watermark, idle timeout, the event clock's passing time and end of input;
 - ``driver``: the run, batch by batch; ``plan`` prepares its arrays, ``tables`` reads them back.
 
-Compiling takes about 40 s on this project's 2-core machine, so the machine code is cached on disk, in a
+Compiling takes about a minute on this project's 2-core machine, so the machine code is cached on disk, in a
 folder named by a hash of this package's sources: numba checks only each function's own file, and a
 cached caller would otherwise keep an old copy of a part edited in another file. ``make lab`` and
 ``make test`` warm it (``python -m explorer.core.compiled``), so no slider step ever waits for the compiler.

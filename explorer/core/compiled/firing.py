@@ -11,7 +11,7 @@ from numba import njit
 
 from explorer.core.compiled import heaps
 from explorer.core.compiled.layout import (EM_AT, EM_BATCH, EM_COUNT, EM_END, EM_FIELDS, EM_HEAD, EM_KEY,
-                                           EM_MAX_SEEN, EM_RAW, EM_REASON, EM_REVISION, EM_START, EM_WINDOW,
+                                           EM_MAX_SEEN, EM_RAW, EM_REASON, EM_REVISION, EM_START,
                                            KIND_HEARTBEAT, NONE, REASON_IDLE_TIMEOUT, REASON_WATERMARK, SC_BATCH,
                                            SC_CLOCK, SC_DUE_SIZE, SC_EMISSIONS, SC_IDLE_SIZE, SC_NOW, SC_TRACE,
                                            TR_AT, TR_BATCH, TR_FIELDS, TR_KIND, TR_RAW, TR_SOURCE,
@@ -37,7 +37,6 @@ def emit(st, w, reason, at, raw):
     if not fits:
         return
     row = st.emissions + n * EM_FIELDS
-    m[row + EM_WINDOW] = w
     m[row + EM_KEY] = m[st.win_key + w]
     m[row + EM_START] = m[st.win_start + w]
     m[row + EM_END] = m[st.win_end + w]

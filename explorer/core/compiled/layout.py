@@ -32,9 +32,8 @@ SC_DUE_SIZE = 17
 SC_SLOTS = 18
 
 # --- emissions: EM_FIELDS ints per emission -----------------------------------------------------------
-EM_WINDOW, EM_KEY, EM_START, EM_END, EM_COUNT, EM_HEAD, EM_BATCH, EM_AT, EM_RAW, EM_REASON, EM_REVISION, \
-    EM_MAX_SEEN = range(12)
-EM_FIELDS = 12
+EM_KEY, EM_START, EM_END, EM_COUNT, EM_HEAD, EM_BATCH, EM_AT, EM_RAW, EM_REASON, EM_REVISION, EM_MAX_SEEN = range(11)
+EM_FIELDS = 11
 
 # --- the watermark trace: TR_FIELDS ints per row (one per batch or heartbeat, and scope) -------------
 TR_BATCH, TR_AT, TR_SOURCE, TR_RAW, TR_KIND = range(5)

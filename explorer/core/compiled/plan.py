@@ -21,7 +21,7 @@ from explorer.streams import Stream, assign_batches
 
 # How each TimeConfig field reaches the kernel: the State fields it sets, from its value. A field missing here
 # makes ``kernel_config`` fail, and tests/test_compiled.py checks this table against TimeConfig's fields.
-TIME_FIELDS: dict[str, Callable[[Any], dict[str, int]]] = {
+TO_KERNEL: dict[str, Callable[[Any], dict[str, int]]] = {
     "time_source": lambda v: {"processing": int(v is TimeSource.PROCESSING)},
     "strategy": lambda v: {"strategy_min": int(v is Strategy.MIN),
                            "per_batch": int(v in (Strategy.MIN, Strategy.MAX)),
@@ -46,10 +46,10 @@ TIME_FIELDS: dict[str, Callable[[Any], dict[str, int]]] = {
 
 
 def kernel_config(config: RunConfig) -> dict[str, int]:
-    """The configuration as the kernel's named ints (every TimeConfig field through TIME_FIELDS)."""
+    """The configuration as the kernel's named ints (every TimeConfig field through TO_KERNEL)."""
     out: dict[str, int] = {}
     for f in fields(TimeConfig):
-        out.update(TIME_FIELDS[f.name](getattr(config.time, f.name)))
+        out.update(TO_KERNEL[f.name](getattr(config.time, f.name)))
     processing = out.pop("processing")
     out.update(
         processing=processing,

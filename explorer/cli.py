@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
 import pandas as pd
 
 from explorer.config import (PRESETS, TIME_FIELDS, BatchSpec, RunConfig, WindowSpec, apply_delay, load_yaml_config,
@@ -21,7 +22,8 @@ from explorer.export import export
 from explorer.errors import InputError
 from explorer.metrics import curve, format_curve_table
 from explorer.streams import GENERATORS, Stream, generate, load_events
-from explorer.timeutil import MICROS, parse_duration
+from explorer.streams.loading import parse_time_units
+from explorer.timeutil import MICROS, format_instant, human_duration, parse_duration
 
 COLUMN_OPTIONS = ("id", "key", "event_time", "arrival_time", "batch", "partition", "value")
 
@@ -42,7 +44,9 @@ def _add_source(parser: argparse.ArgumentParser, required_file: bool) -> None:
         parser.add_argument("--synthetic", metavar="NAME", choices=list(GENERATORS),
                             help=f"a built-in stream instead of a file: {', '.join(GENERATORS)}")
         _add_generator_options(parser)
-    parser.add_argument("--time-unit", choices=["s", "ms", "us"], default="s", help="unit of numeric times (default s)")
+    parser.add_argument("--time-unit", default="auto", metavar="UNIT",
+                        help="what numeric times count: auto (default: each column detected; epoch numbers by their "
+                             "size), s, ms, us or ns for every time column, or per column: arrival_time=ms,ts=s")
     for column in COLUMN_OPTIONS:
         parser.add_argument(f"--{column.replace('_', '-')}-col", metavar="NAME", help=f"the file's column for {column}")
 
@@ -146,7 +150,7 @@ def load_source(args: argparse.Namespace, event_time_column: str | None = None) 
         header = _header(Path(args.events))
         if event_time_column in header and event_time_column != "event_time":
             columns["event_time"] = event_time_column
-    return load_events(args.events, time_unit=args.time_unit, columns=columns or None)
+    return load_events(args.events, time_unit=parse_time_units(args.time_unit), columns=columns or None)
 
 
 def _header(path: Path) -> list[str]:
@@ -189,14 +193,19 @@ def _print_run_table(result: Result) -> None:
     print(f"  completeness {m.completeness:.2%}, windows emitted {m.windows_emitted}, updates {m.updates}, "
           f"still open at end {m.end_of_stream}, most windows open {m.max_open_windows}")
     if m.latency_event.mean is not None:
-        print(f"  emit latency (event time) mean {m.latency_event.mean:.2f} p50 {m.latency_event.p50:.2f} "
-              f"p95 {m.latency_event.p95:.2f} max {m.latency_event.max:.2f} s; "
-              f"(processing time) mean {m.latency_processing.mean:.2f} s")
+        lat = {name: human_duration(getattr(m.latency_event, name) * MICROS["s"]) for name in ("mean", "p50", "p95", "max")}
+        print(f"  emit latency (event time) mean {lat['mean']}, p50 {lat['p50']}, p95 {lat['p95']}, max {lat['max']}; "
+              f"(processing time) mean {human_duration(m.latency_processing.mean * MICROS['s'])}")
     shown = result.windows.head(20)
     if len(shown):
-        print(f"  {'key':>8} {'start':>10} {'end':>10} {'count':>6} {'batch':>6} {'reason':>14} {'rev':>4}")
+        width = 23 if result.absolute else 10
+
+        def at(micros: int) -> str:  # date-times for wall-clock streams, the stream's own unit otherwise
+            return format_instant(micros, True) if result.absolute else f"{micros / MICROS[unit]:g}"
+
+        print(f"  {'key':>8} {'start':>{width}} {'end':>{width}} {'count':>6} {'batch':>6} {'reason':>14} {'rev':>4}")
         for w in shown.itertuples(index=False):
-            print(f"  {w.key or '-':>8} {w.start / MICROS[unit]:>10g} {w.end / MICROS[unit]:>10g} {w.count:>6} "
+            print(f"  {w.key or '-':>8} {at(w.start):>{width}} {at(w.end):>{width}} {w.count:>6} "
                   f"{w.emit_batch:>6} {w.reason:>14} {w.revision:>4}")
         if len(result.windows) > len(shown):
             print(f"  … {len(result.windows) - len(shown)} more emissions (use --format json or --out)")
@@ -289,9 +298,14 @@ def cmd_compare(args: argparse.Namespace) -> None:
     shown = comparison.disagreements[:max(0, args.limit)]
     more = len(comparison.disagreements) - len(shown)
     print(f"\n{len(comparison.disagreements)} disagreement(s)" + (f", the first {len(shown)} listed" if more else ""))
+    absolute = comparison.results[labels[0]].absolute
+
+    def at(micros: int) -> str:
+        return format_instant(micros, True) if absolute else f"{micros / unit:g}"
+
     for d in shown:
-        what = (f"window {d.key or '-'} [{d.start / unit:g}, {d.end / unit:g})" if d.kind == "window"
-                else f"event {d.event_id} (key {d.key or '-'}, t={d.start / unit:g})")
+        what = (f"window {d.key or '-'} [{at(d.start)}, {at(d.end)})" if d.kind == "window"
+                else f"event {d.event_id} (key {d.key or '-'}, t={at(d.start)})")
         print(f"  {what}")
         for label, seen in d.seen.items():
             print(f"    {label:<{width}}  {seen}")
@@ -305,30 +319,38 @@ def cmd_export(args: argparse.Namespace) -> None:
 def cmd_validate(args: argparse.Namespace) -> None:
     stream = load_source(args)
     ev = stream.events
-    unit = MICROS[stream.time_unit]
-    delay = (ev["arrival_time"] - ev["event_time"]) / unit
     print(f"{args.events}: OK, {len(ev)} events, {len(stream.keys)} key(s), {len(stream.partitions)} partition(s)")
-    print(f"  event time {ev['event_time'].min() / unit:g} … {ev['event_time'].max() / unit:g} {stream.time_unit}"
-          f"{' (ISO-8601, shown as seconds since 1970)' if stream.iso_times else ''}")
+    for column, form in stream.time_formats.items():
+        print(f"  {column}: {form.describe()}")
+    first, last = (format_instant(int(v), stream.absolute) for v in (ev["event_time"].min(), ev["event_time"].max()))
+    print(f"  event time {first} … {last}{' (UTC)' if stream.absolute else ''}")
     if stream.has_arrival:
-        print(f"  delay (arrival − event) p50 {delay.quantile(0.5):.3g} p95 {delay.quantile(0.95):.3g} "
-              f"max {delay.max():.3g} {stream.time_unit}")
+        delay = (ev["arrival_time"] - ev["event_time"]).to_numpy()
+        p50, p95 = (human_duration(float(np.percentile(delay, q))) for q in (50, 95))
+        print(f"  delay (arrival − event) p50 {p50}, p95 {p95}, max {human_duration(float(delay.max()))}")
     else:
         print("  no arrival_time column: file order is arrival order")
     print(f"  batch column: {'yes' if stream.has_batch else 'no'}")
 
 
 def cmd_generate(args: argparse.Namespace) -> None:
-    stream = generate(args.name, **_generator_kwargs(args, args.name))
+    options = _generator_kwargs(args, args.name)
     out = Path(args.out or f"data/{args.name}.csv")
     out.parent.mkdir(parents=True, exist_ok=True)
+    if GENERATORS[args.name].columns:  # an export keeps its own columns and time formats
+        _write_table(GENERATORS[args.name].make(**options), out)
+        return
+    stream = generate(args.name, **options)
     frame = stream.events.copy()
     for column in ("event_time", "arrival_time"):
         frame[column] = frame[column] / MICROS["s"]
     keep = ["id", "event_time", "arrival_time"] + [c for c, flag in
                                                    (("key", stream.has_keys), ("batch", stream.has_batch),
                                                     ("partition", stream.has_partition)) if flag]
-    frame = frame[keep]
+    _write_table(frame[keep], out)
+
+
+def _write_table(frame: pd.DataFrame, out: Path) -> None:
     suffix = out.suffix.lower()
     if suffix == ".parquet":
         frame.to_parquet(out, index=False)

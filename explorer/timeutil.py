@@ -4,6 +4,7 @@ so window arithmetic is exact and the textbook's half-second grid never suffers 
 from __future__ import annotations
 
 import re
+from datetime import datetime, timezone
 
 from explorer.errors import InputError
 
@@ -33,3 +34,38 @@ def format_duration(micros: int) -> str:
         if micros % MICROS[unit] == 0:
             return f"{micros // MICROS[unit]}{unit}"
     return f"{micros}us"
+
+
+def human_duration(micros: int | float | None) -> str:
+    """A duration as people read it: ``250 ms``, ``2.5 s``, ``1 min 6 s``, ``3 h 20 min``, ``2 d 4 h``;
+    ``-`` for none."""
+    if micros is None or micros != micros:  # None or NaN
+        return "-"
+    sign, micros = ("−" if micros < 0 else ""), abs(float(micros))
+    if micros == 0:
+        return "0 s"
+    if micros < 999.5:
+        return f"{sign}{micros:.3g} µs"
+    if micros < 999_500:
+        return f"{sign}{micros / 1_000:.3g} ms"
+    if micros < 59_950_000:
+        return f"{sign}{micros / MICROS['s']:.3g} s"
+    # two parts, rounded to the smaller: 1 min 6 s, 3 h 20 min, 2 d 4 h
+    for big, small, names in (("d", "h", ("d", "h")), ("h", "m", ("h", "min")), ("m", "s", ("min", "s"))):
+        if micros >= MICROS[big] - MICROS[small] / 2:
+            per = MICROS[big] // MICROS[small]
+            whole, rest = divmod(round(micros / MICROS[small]), per)
+            return f"{sign}{whole} {names[0]}" + (f" {rest} {names[1]}" if rest else "")
+    return f"{sign}{micros / MICROS['s']:.3g} s"
+
+
+def format_instant(micros: int | float | None, absolute: bool) -> str:
+    """A point in time: a UTC date-time for wall-clock streams (``2026-11-20 09:00:05.250``), else seconds
+    from time 0 (``12.5 s``); ``none yet`` for no watermark."""
+    if micros is None or micros != micros:
+        return "none yet"
+    if not absolute:
+        return f"{micros / MICROS['s']:g} s"
+    stamp = datetime.fromtimestamp(int(micros) // 1_000_000, tz=timezone.utc).replace(microsecond=int(micros) % 1_000_000)
+    text = stamp.strftime("%Y-%m-%d %H:%M:%S")
+    return text + (f".{stamp.microsecond // 1000:03d}" if stamp.microsecond else "")

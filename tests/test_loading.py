@@ -1,6 +1,7 @@
 """Bad input gets one clear sentence naming file, column and row; good input loads in arrival order."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -8,6 +9,7 @@ import pandas as pd
 import pytest
 
 from explorer import InputError, load_events
+from explorer.streams import stream_from_frame
 from explorer.timeutil import MICROS
 
 
@@ -76,7 +78,7 @@ def test_units_iso_and_column_mapping(tmp_path):
     assert stream.events["arrival_time"].tolist() == [1_500_000, 2_500_000]  # no arrival: newest seen so far
     iso = write(tmp_path, "iso.csv", "id,event_time\na,1970-01-01T00:00:10Z\nb,1970-01-01T00:00:12.5+00:00\n")
     stream = load_events(iso)
-    assert stream.iso_times and stream.events["event_time"].tolist() == [10_000_000, 12_500_000]
+    assert stream.absolute and stream.events["event_time"].tolist() == [10_000_000, 12_500_000]
 
 
 def test_no_arrival_means_file_order(tmp_path):
@@ -95,3 +97,83 @@ def test_directory_of_files_is_one_stream(tmp_path):
     write(tmp_path / "d", "3.csv", "id,event_time,arrival_time\na,9,9\n")
     with pytest.raises(InputError, match="duplicate id 'a'"):
         load_events(tmp_path / "d")
+
+
+KAFKA = {"event_time": "ts", "arrival_time": "ingest_ts", "key": "device_id", "partition": "partition"}
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+def test_a_kafka_export_reads_the_same_in_every_time_format_with_no_unit_flags(tmp_path, suffix):
+    """ts ISO with ms and Z beside ingest_ts in epoch ms (Kafka's own), both epoch ms, or both ISO with
+    offsets: one stream, the same Result. (Epoch ms used to be read as seconds, and ISO could not sit beside
+    numbers.)"""
+    from explorer import preset, run
+    from explorer.cli import main
+
+    streams = {}
+    for times in ("mixed", "epoch-ms", "iso"):
+        path = tmp_path / f"{times}{suffix}"
+        assert main(["generate", "kafka-export", "--times", times, "--out", str(path)]) == 0
+        streams[times] = load_events(path, columns=KAFKA)
+    reference = streams["mixed"]
+    assert reference.absolute and len(reference) > 40_000
+    assert reference.time_formats["event_time"].describe() == "ISO-8601 date-times (with a UTC offset)"
+    assert reference.time_formats["arrival_time"].describe() == "Unix epoch milliseconds (detected)"
+    assert streams["iso"].time_formats["arrival_time"].kind == "iso"
+    first = reference.events.iloc[0]
+    assert first["event_time"] == 1_795_165_200_007_000  # 2026-11-20T09:00:00.007Z in µs
+    for times, stream in streams.items():
+        pd.testing.assert_frame_equal(stream.events, reference.events, obj=times)
+    config = preset("voltsp", delay=5_000_000, idle_timeout=60_000_000)
+    expected = run(reference, config).metrics
+    assert run(streams["iso"], config).metrics == run(streams["epoch-ms"], config).metrics == expected
+
+
+@pytest.mark.parametrize("unit, scale", [("s", 1), ("ms", 10**3), ("us", 10**6), ("ns", 10**9)])
+def test_epoch_numbers_are_read_by_their_magnitude(unit, scale):
+    seconds = [1_795_165_200, 1_795_165_201, 1_795_165_230]
+    stream = stream_from_frame(pd.DataFrame({"event_time": [s * scale for s in seconds]}))
+    assert stream.time_formats["event_time"].kind == "epoch" and stream.time_formats["event_time"].unit == unit
+    assert stream.events["event_time"].tolist() == [s * 10**6 for s in seconds]
+    assert stream.time_unit == unit  # outputs count in the file's own unit
+
+
+def test_small_numbers_are_relative_seconds_and_a_unit_can_be_given_per_column():
+    frame = pd.DataFrame({"event_time": [0, 1.5, 3], "arrival_time": [500, 2000, 3100]})
+    stream = stream_from_frame(frame, time_unit={"arrival_time": "ms"})
+    assert not stream.absolute
+    assert stream.events["event_time"].tolist() == [0, 1_500_000, 3_000_000]
+    assert stream.events["arrival_time"].tolist() == [500_000, 2_000_000, 3_100_000]
+    assert stream.time_formats["arrival_time"].describe() == "milliseconds (relative, given)"
+
+
+def test_typed_parquet_times_are_read_in_their_own_units(tmp_path):
+    """Arrow timestamps with and without a zone and durations: each by its own unit (a µs timestamp used to
+    come out as −9.22e12 s, a ms one 1000× too large)."""
+    instant = pd.Timestamp("2026-11-20T09:00:00.250Z")
+    frame = pd.DataFrame({
+        "event_time": pd.Series([instant, instant + pd.Timedelta(seconds=2)]).astype("datetime64[ms, UTC]"),
+        "arrival_time": pd.Series([instant, instant + pd.Timedelta(seconds=3)]).dt.tz_convert("Europe/Paris")
+        .astype("datetime64[us, Europe/Paris]"),
+    })
+    frame.to_parquet(tmp_path / "typed.parquet")
+    stream = load_events(tmp_path / "typed.parquet")
+    micros = (instant - pd.Timestamp("1970-01-01", tz="UTC")) // pd.Timedelta(microseconds=1)
+    assert stream.events["event_time"].tolist() == [micros, micros + 2_000_000]
+    assert stream.events["arrival_time"].tolist() == [micros, micros + 3_000_000]
+    durations = pd.DataFrame({"event_time": pd.to_timedelta([0, 1500], unit="ms")})
+    durations.to_parquet(tmp_path / "durations.parquet")
+    assert load_events(tmp_path / "durations.parquet").events["event_time"].tolist() == [0, 1_500_000]
+
+
+@pytest.mark.parametrize("frame, words", [
+    (pd.DataFrame({"event_time": [True, False]}), "true/false"),
+    (pd.DataFrame({"event_time": [1.0, 1e20]}), "row 2: time 1e+20 s is out of range"),
+    (pd.DataFrame({"event_time": ["2026-11-20T09:00:00", "2026-11-20T09:00:01"],
+                   "arrival_time": ["2026-11-20T09:00:00Z", "2026-11-20T09:00:01Z"]}), "event_time has no time zone"),
+    (pd.DataFrame({"event_time": ["2026-11-20T09:00:00Z"], "arrival_time": [3.5]}),
+     "event_time holds ISO-8601 date-times (with a UTC offset) but arrival_time holds seconds"),
+])
+def test_times_that_cannot_be_read_right_are_refused_in_words(frame, words):
+    with pytest.raises(InputError, match=re.escape(words)):
+        stream_from_frame(frame, name="f.csv")

@@ -256,3 +256,27 @@ def test_a_sweep_for_settings_that_changed_stops():
     assert explorer._curve_generation > running and explorer._curve_key is None
     explorer.wait_for_curve()
     assert explorer._curve_rows and explorer._curve_key[1].time.idle_timeout == 31_000_000
+
+
+def test_a_wall_clock_stream_is_drawn_and_explained_in_date_times():
+    """A Kafka export's times are instants: date axes (Plotly reads ms since 1970), date-times in the hover
+    text and the inspector, durations in words; a relative stream keeps seconds. (The axes used to read
+    "1.7320897B" and the inspector "1.73209e+09 s".)"""
+    from explorer import generate
+    from explorer.ui import Explorer
+
+    explorer = Explorer(generate("kafka-export", devices=3, duration=300), "voltsp")
+    layout = explorer.clocks.layout
+    assert layout.xaxis.type == layout.yaxis.type == "date"
+    events = explorer.clocks.data[explorer._trace("on_time")]
+    first = explorer.result.events["arrival_time"].min()
+    assert min(events.x) == pytest.approx(first / 1_000)  # ms since 1970
+    assert "%{x|%Y-%m-%d %H:%M:%S.%L}" in events.hovertemplate
+    said = explorer.inspect_event(0)
+    assert "event time 2026-11-20 09:0" in said and "e+" not in said
+    assert "[2026-11-20 09:0" in explorer.inspect_window(0)
+    assert "e+" not in explorer.cards.value
+
+    relative = Explorer(generate("voltsp", scenario=3), "voltsp")
+    assert relative.clocks.layout.xaxis.type == "linear"
+    assert "event time 2 s, arrived 7 s" in relative.inspect_event(0)

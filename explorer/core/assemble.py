@@ -80,7 +80,8 @@ def assemble(stream: Stream, config: RunConfig, outputs: list[StepOutput], max_o
     admitted = int(assignments["admitted"].sum())
     metrics = summarize(events["status"].value_counts().to_dict(), admitted, len(assignments) - admitted, windows,
                         max_open)
-    return Result(events, assignments, windows, trace, metrics, config, stream.name, stream.time_unit, engine_name)
+    return Result(events, assignments, windows, trace, metrics, config, stream.name, stream.time_unit, engine_name,
+                  stream.absolute)
 
 
 def resolve_sessions(assignments: list[Assignment], emissions: list[Emission], ids: list[str]) -> list[Assignment]:

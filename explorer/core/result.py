@@ -109,6 +109,7 @@ class Result:
     stream_name: str = "stream"
     time_unit: str = "s"
     engine: str = "local"
+    absolute: bool = False  # times are wall-clock instants (shown as date-times), else seconds from 0
 
     def side_output(self) -> pd.DataFrame:
         """Late events kept for reconciliation, as a first-class stream."""

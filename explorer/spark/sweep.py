@@ -26,7 +26,7 @@ from explorer.streams import Stream
 
 CURVE_SCHEMA = ", ".join(f"{f.name} {'LONG' if f.name in ('dropped', 'side_output', 'late_updated') else 'DOUBLE'}"
                          for f in fields(CurveRow)) + ", position LONG"
-STREAM_FLAGS = ("has_keys", "has_arrival", "has_batch", "has_partition", "iso_times")
+STREAM_FLAGS = ("has_keys", "has_arrival", "has_batch", "has_partition", "time_formats")
 
 
 def curve_on_spark(spark, stream: Stream, configs: list[RunConfig], delays: list[int],

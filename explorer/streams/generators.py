@@ -109,6 +109,43 @@ def future_outliers(seed: int = 11, events: int = 2_000, spacing: float = 0.5, o
     return _finish(pd.DataFrame({"event_time": event_time, "arrival_time": arrival}))
 
 
+KAFKA_COLUMNS = {"event_time": "ts", "arrival_time": "ingest_ts", "key": "device_id", "partition": "partition"}
+
+
+def kafka_export(seed: int = 2, devices: int = 20, duration: float = 2500.0, rate: float = 1.0,
+                 offline_prob: float = 0.0015, mean_offline: float = 240.0, network_delay: float = 0.2,
+                 start: str = "2026-11-20T09:00:00Z", times: str = "mixed") -> pd.DataFrame:
+    """A topic exported from Kafka, as users bring it: ``device_id``, ``ts`` (when the device recorded the
+    event), ``ingest_ts`` (when the broker took it), ``partition`` and ``offset``, about 50k rows. Devices now
+    and then go offline for minutes and flush their backlog when they reconnect. ``times`` is how the export
+    writes them: ``mixed`` (ts ISO-8601 with ms and Z, ingest_ts epoch ms, Kafka's own format), ``epoch-ms``
+    (both epoch ms) or ``iso`` (both ISO-8601; ingest_ts with a +01:00 offset)."""
+    if times not in ("mixed", "epoch-ms", "iso"):
+        raise InputError("kafka-export --times is mixed, epoch-ms or iso")
+    rng = np.random.default_rng(seed)
+    origin = pd.Timestamp(start).tz_convert("UTC")
+    frames = []
+    for d in range(devices):
+        recorded = np.cumsum(rng.exponential(1 / rate, size=int(duration * rate * 1.5) + 10))
+        recorded = recorded[recorded < duration]
+        ingested = recorded + rng.exponential(network_delay, size=len(recorded))
+        for went in recorded[rng.random(len(recorded)) < offline_prob]:
+            back = went + rng.exponential(mean_offline)
+            held = (recorded >= went) & (recorded < back)
+            ingested[held] = np.maximum(ingested[held], back + rng.exponential(network_delay, size=held.sum()))
+        frames.append(pd.DataFrame({"device_id": f"device-{d:02d}", "partition": d % 4, "recorded": recorded,
+                                    "ingested": ingested}))
+    frame = pd.concat(frames).sort_values("ingested", kind="stable").reset_index(drop=True)
+    frame["offset"] = frame.groupby("partition").cumcount()
+    ts = origin + pd.to_timedelta(np.round(frame["recorded"] * 1000), unit="ms")
+    ingest = origin + pd.to_timedelta(np.round(frame["ingested"] * 1000), unit="ms")
+    epoch_ms = lambda stamps: (stamps - pd.Timestamp("1970-01-01", tz="UTC")) // pd.Timedelta(milliseconds=1)  # noqa: E731
+    iso = lambda stamps: stamps.dt.strftime("%Y-%m-%dT%H:%M:%S.%f").str[:-3]  # noqa: E731
+    frame["ts"] = epoch_ms(ts) if times == "epoch-ms" else iso(ts) + "Z"
+    frame["ingest_ts"] = iso(ingest.dt.tz_convert("Etc/GMT-1")) + "+01:00" if times == "iso" else epoch_ms(ingest)
+    return frame[["device_id", "ts", "ingest_ts", "partition", "offset"]]
+
+
 def _finish(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.sort_values("arrival_time", kind="stable").reset_index(drop=True)
     frame.insert(0, "id", [f"e{i}" for i in range(1, len(frame) + 1)])
@@ -122,6 +159,7 @@ class Generator:
     name: str
     make: Callable[..., pd.DataFrame]
     description: str
+    columns: dict[str, str] | None = None  # the file's own column names, for exports that keep them
 
 
 GENERATORS: dict[str, Generator] = {
@@ -132,6 +170,8 @@ GENERATORS: dict[str, Generator] = {
         Generator("skewed-partitions", skewed_partitions, "partitions whose arrivals trail each other by a skew"),
         Generator("idle-key", idle_key, "busy keys and one key that falls silent"),
         Generator("future-outliers", future_outliers, "a few events stamped far in the future"),
+        Generator("kafka-export", kafka_export, "a Kafka topic export: ISO and epoch-ms times, devices offline "
+                  "for minutes", KAFKA_COLUMNS),
     )
 }
 
@@ -146,4 +186,4 @@ def generate(name: str, **options: Any) -> Stream:
         frame = generator.make(**options)
     except TypeError as exc:
         raise InputError(f"generator {name!r}: {exc}") from None
-    return stream_from_frame(frame, name=name)
+    return stream_from_frame(frame, name=name, columns=generator.columns)

@@ -16,24 +16,28 @@ import pandas as pd
 
 from explorer.errors import InputError
 from explorer.streams.stream import Stream
-from explorer.timeutil import MICROS
+from explorer.streams.times import MICROS_PER, TimeFormat, is_blank, consistent, read_times
+
+TimeUnits = str | dict[str, str] | None
+TIME_COLUMNS = ("event_time", "arrival_time")
 
 MAX_FILE_BYTES = 2 * 1024**3
 SUFFIXES = {".csv": "csv", ".jsonl": "json", ".ndjson": "json", ".json": "json", ".parquet": "parquet", ".pq": "parquet"}
-TIME_UNITS = ("s", "ms", "us")
 
 
 def load_events(
     path: str | Path | Sequence[str | Path],
-    time_unit: str = "s",
+    time_unit: TimeUnits = None,
     columns: dict[str, str] | None = None,
     max_bytes: int = MAX_FILE_BYTES,
 ) -> Stream:
     """Load and validate an events file, several files, or a directory of them (read in name order).
 
     ``columns`` maps our names (id, key, event_time, arrival_time, batch, partition, value) to the
-    file's own column names, for files that call event time ``ts`` and so on. Several files are one
-    stream: their rows are put in arrival order together, so how rows are split into files never matters.
+    file's own column names, for files that call event time ``ts`` and so on. ``time_unit`` is what numeric
+    times count (s, ms, us, ns) for every time column, or per column ({"arrival_time": "ms"}); by default
+    each column's format is detected (``streams/times.py``). Several files are one stream: their rows are
+    put in arrival order together, so how rows are split into files never matters.
     """
     paths = _expand(path)
     if len(paths) > 1:
@@ -112,14 +116,13 @@ def _read_json_lines(path: Path) -> pd.DataFrame:
 def stream_from_frame(
     frame: pd.DataFrame,
     name: str = "stream",
-    time_unit: str = "s",
+    time_unit: TimeUnits = None,
     columns: dict[str, str] | None = None,
     source: str | None = None,
 ) -> Stream:
     """Validate a table (from a file, a generator or an upload) and build a Stream in arrival order."""
     where = source or name
-    if time_unit not in TIME_UNITS:
-        raise InputError(f"unknown time unit {time_unit!r}; use one of {', '.join(TIME_UNITS)}")
+    units = time_units(time_unit, columns)
     if columns:
         missing = [theirs for theirs in columns.values() if theirs not in frame.columns]
         if missing:
@@ -132,12 +135,13 @@ def stream_from_frame(
         raise InputError(f"{where}: missing column 'event_time' (the file has {', '.join(map(str, frame.columns))}); "
                          "map yours with --event-time-col")
     n = len(frame)
-    event_time, iso = parse_times(frame["event_time"], "event_time", time_unit, where)
+    formats: dict[str, TimeFormat] = {}
+    event_time, formats["event_time"] = read_times(frame["event_time"], "event_time", units.get("event_time"), where)
     has_arrival = "arrival_time" in frame.columns
     if has_arrival:
-        arrival_time, arrival_iso = parse_times(frame["arrival_time"], "arrival_time", time_unit, where)
-        if arrival_iso != iso:
-            raise InputError(f"{where}: event_time and arrival_time use different formats (one ISO-8601, one numeric)")
+        arrival_time, formats["arrival_time"] = read_times(frame["arrival_time"], "arrival_time",
+                                                           units.get("arrival_time"), where)
+        consistent(formats, where)
     else:
         arrival_time = np.maximum.accumulate(event_time)
     ids = _ids(frame, where)
@@ -153,8 +157,10 @@ def stream_from_frame(
     has_batch = "batch" in frame.columns
     order = arrival_order(out, has_arrival, has_batch)
     out = out.iloc[order].reset_index(drop=True)
-    return Stream(out, name=name, time_unit=time_unit, iso_times=iso, has_keys="key" in frame.columns,
-                  has_arrival=has_arrival, has_batch=has_batch, has_partition="partition" in frame.columns)
+    event_format = formats["event_time"]
+    return Stream(out, name=name, time_unit=event_format.unit if event_format.kind in ("epoch", "number") else "s",
+                  time_formats=formats, has_keys="key" in frame.columns, has_arrival=has_arrival,
+                  has_batch=has_batch, has_partition="partition" in frame.columns)
 
 
 def arrival_order(events: pd.DataFrame, has_arrival: bool, has_batch: bool) -> np.ndarray:
@@ -171,57 +177,43 @@ def arrival_order(events: pd.DataFrame, has_arrival: bool, has_batch: bool) -> n
     return np.lexsort(keys)
 
 
-def parse_times(series: pd.Series, column: str, unit: str, where: str) -> tuple[np.ndarray, bool]:
-    """Numbers in ``unit`` or ISO-8601 strings → int64 µs; returns (values, were_iso)."""
-    values = series.to_numpy(dtype=object)
-    blank = np.array([_is_blank(v) for v in values], dtype=bool)
-    if blank.any():
-        row = int(np.flatnonzero(blank)[0]) + 1
-        raise InputError(f"{where}: column '{column}' row {row}: empty or NaN time ({blank.sum()} such row(s))")
-    numeric = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
-    is_number = ~np.isnan(numeric)
-    if is_number.all():
-        if not np.isfinite(numeric).all():
-            row = int(np.flatnonzero(~np.isfinite(numeric))[0]) + 1
-            raise InputError(f"{where}: column '{column}' row {row}: time is infinite")
-        return np.round(numeric * MICROS[unit]).astype(np.int64), False
-    if is_number.any():
-        first_num, first_text = int(np.flatnonzero(is_number)[0]) + 1, int(np.flatnonzero(~is_number)[0]) + 1
-        raise InputError(f"{where}: column '{column}' mixes time formats: row {first_num} is a number "
-                         f"({values[first_num - 1]!r}), row {first_text} is text ({values[first_text - 1]!r})")
-    parsed = pd.to_datetime(pd.Series(values).astype(str), format="ISO8601", utc=True, errors="coerce")
-    bad = parsed.isna().to_numpy()
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0]) + 1
-        raise InputError(f"{where}: column '{column}' row {row}: cannot read {values[row - 1]!r} as a time "
-                         f"(use a number in {unit} or ISO-8601 like 2026-01-01T09:00:05Z)")
-    naive = [isinstance(v, str) and not _has_zone(v) for v in values]
-    if any(naive) and not all(naive):
-        first_naive, first_zoned = naive.index(True) + 1, naive.index(False) + 1
-        raise InputError(f"{where}: column '{column}' mixes ISO times with and without a time zone "
-                         f"(row {first_naive} has none, row {first_zoned} has one)")
-    micros = parsed.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy().astype("datetime64[us]").astype(np.int64)
-    return micros, True
+def time_units(given: TimeUnits, columns: dict[str, str] | None = None) -> dict[str, str]:
+    """What numeric times count, per time column: one unit for all, or per column by our name or the file's
+    (``arrival_time=ms`` or ``ingest_ts=ms``); a column not named is detected."""
+    if given is None or given == "auto":
+        return {}
+    if isinstance(given, str):
+        given = {column: given for column in TIME_COLUMNS}
+    theirs = {v: k for k, v in (columns or {}).items()}
+    units = {}
+    for column, unit in given.items():
+        ours = theirs.get(column, column)
+        if ours not in TIME_COLUMNS:
+            raise InputError(f"time unit for {column!r}: not a time column (use event_time or arrival_time, or the "
+                             "file's name for them)")
+        if unit not in MICROS_PER:
+            raise InputError(f"unknown time unit {unit!r} for {column}; use one of {', '.join(MICROS_PER)}")
+        units[ours] = unit
+    return units
 
 
-def _has_zone(text: str) -> bool:
-    tail = text.strip()[10:]
-    return tail.endswith("Z") or "+" in tail or "-" in tail
-
-
-def _is_blank(value: object) -> bool:
-    if value is None:
-        return True
-    if isinstance(value, float) and np.isnan(value):
-        return True
-    return isinstance(value, str) and value.strip().lower() in ("", "nan", "null", "none", "nat")
+def parse_time_units(text: str) -> TimeUnits:
+    """``--time-unit``: ``auto``, one unit for every time column, or ``COLUMN=UNIT[,COLUMN=UNIT]``."""
+    text = text.strip()
+    if "=" not in text:
+        return None if text == "auto" else text
+    pairs = {}
+    for item in text.split(","):
+        column, _, unit = item.partition("=")
+        pairs[column.strip()] = unit.strip()
+    return pairs
 
 
 def _ids(frame: pd.DataFrame, where: str) -> np.ndarray:
     if "id" not in frame.columns:
         return np.array([f"e{i}" for i in range(1, len(frame) + 1)], dtype=object)
     ids = frame["id"].astype(str).str.strip().to_numpy(dtype=object)
-    blank = np.array([_is_blank(v) for v in frame["id"].to_numpy(dtype=object)])
+    blank = np.array([is_blank(v) for v in frame["id"].to_numpy(dtype=object)])
     if blank.any():
         raise InputError(f"{where}: column 'id' row {int(np.flatnonzero(blank)[0]) + 1}: empty id")
     dup = pd.Series(ids).duplicated(keep=False).to_numpy()
@@ -238,7 +230,7 @@ def _text_column(frame: pd.DataFrame, column: str, n: int) -> np.ndarray:
     if column not in frame.columns:
         return np.full(n, "", dtype=object)
     values = frame[column].to_numpy(dtype=object)
-    return np.array(["" if _is_blank(v) else str(v).strip() for v in values], dtype=object)
+    return np.array(["" if is_blank(v) else str(v).strip() for v in values], dtype=object)
 
 
 def _batch_column(frame: pd.DataFrame, where: str) -> np.ndarray:
@@ -252,7 +244,7 @@ def _value_column(frame: pd.DataFrame, where: str) -> np.ndarray:
         return np.ones(len(frame), dtype=float)
     values = frame["value"].to_numpy(dtype=object)
     numeric = pd.to_numeric(frame["value"], errors="coerce").to_numpy(dtype=float)
-    bad = np.isnan(numeric) & ~np.array([_is_blank(v) for v in values])
+    bad = np.isnan(numeric) & ~np.array([is_blank(v) for v in values])
     if bad.any():
         row = int(np.flatnonzero(bad)[0]) + 1
         raise InputError(f"{where}: column 'value' row {row}: {values[row - 1]!r} is not a number")

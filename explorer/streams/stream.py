@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from explorer.streams.times import TimeFormat
 
 COLUMNS = ("id", "key", "event_time", "arrival_time", "batch", "partition", "value")
 
@@ -23,8 +26,8 @@ class Stream:
 
     events: pd.DataFrame
     name: str = "stream"
-    time_unit: str = "s"
-    iso_times: bool = False
+    time_unit: str = "s"  # what numbers in outputs count (event time's unit when the file gave numbers)
+    time_formats: dict[str, "TimeFormat"] = field(default_factory=dict)  # per time column, as read
     has_keys: bool = False
     has_arrival: bool = False
     has_batch: bool = False
@@ -41,6 +44,11 @@ class Stream:
     def codes(self, column: str) -> tuple[np.ndarray, np.ndarray]:
         """(integer code per event, sorted distinct values) of a text column."""
         return self.cached(("codes", column), lambda: _factorize(self.events[column]))
+
+    @property
+    def absolute(self) -> bool:
+        """Times are wall-clock instants (ISO, epoch, timestamps): shown as date-times, not seconds from 0."""
+        return any(f.absolute for f in self.time_formats.values())
 
     def __len__(self) -> int:
         return len(self.events)

@@ -26,10 +26,10 @@ from explorer.core import Result, run
 from explorer.errors import InputError
 from explorer.metrics import CurveRow, SweepStopped, curve
 from explorer.streams import GENERATORS, Stream, generate, load_events, stream_from_frame
-from explorer.timeutil import MICROS
+from explorer.timeutil import MICROS, format_instant, human_duration
 from explorer.ui.controls import Controls
 from explorer.ui.panels import ComparePanel, ExportPanel, SparkPanel
-from explorer.ui.figures import (POINT_BUDGET, ALL_KEYS, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
+from explorer.ui.figures import (POINT_BUDGET, ALL_KEYS, plot_time, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
                                  STATUS_LABELS, STATUSES, TwoClocks, compact, delay_histogram, send, two_clocks)
 from explorer.ui.page_frames import ClocksUpdate, PageFrames
 from explorer.ui.prefetch import Prefetcher
@@ -234,9 +234,26 @@ class Explorer:
                     for k, v in hist.quantiles.items()]
         finally:
             self._quiet = False
+        self._time_axes(stream.absolute)
         self.refresh(reset_stepper=reset)
 
     # --- figures --------------------------------------------------------------------------------
+    def _time_axes(self, absolute: bool) -> None:
+        """Wall-clock streams get date axes and date-time hover text (coordinates in ms since 1970, which is what
+        Plotly's date axes read); relative ones, seconds."""
+        at = "%{x|%Y-%m-%d %H:%M:%S.%L}" if absolute else "%{x:.2f} s"
+        happened = "%{y|%Y-%m-%d %H:%M:%S.%L}" if absolute else "%{y:.2f} s"
+        unit = " (UTC)" if absolute else ", s"
+        with self.clocks.batch_update():
+            self.clocks.layout.xaxis.type = self.clocks.layout.yaxis.type = "date" if absolute else "linear"
+            self.clocks.layout.xaxis.title.text = f"arrival (processing) time{unit}"
+            self.clocks.layout.yaxis.title.text = f"event time{unit}"
+            for name in STATUSES:
+                self.clocks.data[self._trace(name)].hovertemplate = (
+                    f"arrival {at}<br>event {happened}<extra>event (click to inspect)</extra>")
+            for name, what in (("watermark", "watermark"), ("effective", "effective watermark")):
+                self.clocks.data[self._trace(name)].hovertemplate = f"%{{text}}: {happened} at arrival {at}<extra>{what}</extra>"
+
     def _clocks_figure(self) -> go.FigureWidget:
         fig = go.FigureWidget()
         fig.add_scatter(name="ideal (event = arrival)", mode="lines", line=dict(color="#bbb", dash="dot"),
@@ -450,10 +467,11 @@ class Explorer:
     def _frame_view(self, config: RunConfig) -> None:
         """Open on a readable stretch (about 20 windows) of a long stream; zoom out to see it all."""
         ev = self.result.events
-        arrival, event_time = ev["arrival_time"].to_numpy() / S, ev["event_time"].to_numpy() / S
-        window = max(config.window.size, config.window.gap) / S
+        at = self.stream.absolute
+        arrival, event_time = plot_time(ev["arrival_time"].to_numpy(), at), plot_time(ev["event_time"].to_numpy(), at)
+        window = float(plot_time(max(config.window.size, config.window.gap), at))
         lo = float(min(arrival.min(), event_time.min()))
-        span = max(20 * window, 5 * self._delay_p99)
+        span = max(20 * window, 5 * float(plot_time(self._delay_p99 * S, at)))
         layout = self.clocks.layout
         layout.uirevision = f"{self.stream.name}-{len(ev)}"  # a new stream resets the user's zoom
         if float(max(arrival.max(), event_time.max())) - lo > 1.5 * span:
@@ -547,7 +565,7 @@ class Explorer:
                     f"<div style='font-size:11px;color:#666'>{label}</div><div style='font-size:18px'>{value}</div></div>")
 
         def fmt(seconds: float | None) -> str:
-            return "-" if seconds is None else f"{seconds:.2f} s"
+            return human_duration(None if seconds is None else seconds * S)
 
         self.cards.value = "<div style='display:flex;flex-wrap:wrap'>" + "".join([
             card("completeness", f"{m.completeness:.2%}"), card("dropped", f"{m.dropped:,}"),
@@ -695,28 +713,32 @@ def parse_upload(name: str, content: bytes) -> pd.DataFrame:
     raise InputError(f"{name}: unknown file type {suffix!r}; use .csv, .jsonl or .parquet")
 
 
-def _t(micros) -> str:
-    if micros is None or micros is pd.NA:
-        return "none yet"
-    return f"{int(micros) / S:g} s"
+def _instant(result: Result):
+    """How this Result's instants read: UTC date-times for a wall-clock stream, seconds from 0 otherwise."""
+    return lambda micros: format_instant(None if micros is None or micros is pd.NA else int(micros), result.absolute)
+
+
+def _span(micros) -> str:
+    return human_duration(None if micros is None or micros is pd.NA else int(micros))
 
 
 def explain_event(result: Result, row: int) -> str:
     """Why this event ended as it did, in words."""
     e = result.events.iloc[row]
+    _t = _instant(result)
     took, refused = result.windows_of(row)
     t = result.config.time
     eff = e["effective_watermark"]
     lines = [f"<b>event {html.escape(str(e['id']))}</b>" + (f" · key {html.escape(e['key'])}" if e["key"] else ""),
              f"event time {_t(e['event_time'])}, arrived {_t(e['arrival_time'])} in batch {int(e['batch'])}",
-             f"watermark when it arrived: {_t(e['watermark'])} (effective {_t(eff)}, delay {t.delay / S:g} s)",
+             f"watermark when it arrived: {_t(e['watermark'])} (effective {_t(eff)}, delay {_span(t.delay)})",
              f"status: <b>{STATUS_LABELS[e['status']]}</b>"]
     rule = t.lateness_rule
     for start, end in took:
         late = eff is not pd.NA and (end <= eff if rule is LatenessRule.WINDOW else e["event_time"] < eff)
         if late:
-            lines.append(f"window [{_t(start)}, {_t(end)}): late, but allowed lateness {t.allowed_lateness / S:g} s "
-                         f"kept it until effective watermark ≥ end + {t.allowed_lateness / S:g} s; it re-emitted")
+            lines.append(f"window [{_t(start)}, {_t(end)}): late, but allowed lateness {_span(t.allowed_lateness)} "
+                         f"kept it until effective watermark ≥ end + {_span(t.allowed_lateness)}; it re-emitted")
         else:
             lines.append(f"window [{_t(start)}, {_t(end)}): still open — its end {_t(end)} > effective watermark {_t(eff)}")
     for start, end in refused:
@@ -730,16 +752,17 @@ def explain_event(result: Result, row: int) -> str:
 def explain_window(result: Result, row: int) -> str:
     """What held a window open and what closed it."""
     w = result.windows.iloc[row]
+    _t = _instant(result)
     t = result.config.time
     lines = [f"<b>window [{_t(w['start'])}, {_t(w['end'])})</b>" + (f" · key {html.escape(w['key'])}" if w["key"] else ""),
              f"{int(w['count'])} event(s): {html.escape(', '.join(list(w['ids'])[:12]))}{' …' if w['count'] > 12 else ''}",
              f"emitted after batch {int(w['emit_batch'])} at {_t(w['emit_time'])}, revision {int(w['revision'])}, "
              f"reason <b>{w['reason']}</b>"]
     if w["reason"] == "WATERMARK":
-        lines.append(f"the effective watermark reached its end: {_t(w['watermark'])} − delay {t.delay / S:g} s = "
+        lines.append(f"the effective watermark reached its end: {_t(w['watermark'])} − delay {_span(t.delay)} = "
                      f"{_t(w['effective_watermark'])} ≥ {_t(w['end'])}")
     elif w["reason"] == "IDLE_TIMEOUT":
-        lines.append(f"its key was silent for {t.idle_timeout / S:g} s on the {t.idle_clock.value} clock while the "
+        lines.append(f"its key was silent for {_span(t.idle_timeout)} on the {t.idle_clock.value} clock while the "
                      f"effective watermark was only {_t(w['effective_watermark'])}")
     elif w["reason"] == "LATE_UPDATE":
         lines.append("a late event inside the allowed lateness updated it; this revision replaces the earlier one")
@@ -747,8 +770,8 @@ def explain_window(result: Result, row: int) -> str:
         lines.append(f"the input ran out with the effective watermark at {_t(w['effective_watermark'])} < end, and no "
                      "idle timeout fired: an engine that flushes at end of input would emit it now")
     if w["latency_event"] is not pd.NA:
-        lines.append(f"emit latency {int(w['latency_event']) / S:.2f} s in event time, "
-                     f"{int(w['latency_processing']) / S:.2f} s on the processing clock")
+        lines.append(f"emit latency {_span(w['latency_event'])} in event time, "
+                     f"{_span(w['latency_processing'])} on the processing clock")
     return "<br>".join(lines)
 
 

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from explorer.core import Result
 from explorer.streams import Stream
-from explorer.timeutil import MICROS
+from explorer.timeutil import MICROS, format_instant, human_duration
 
 STATUSES = ("on_time", "late_updated", "side_output", "dropped")
 STATUS_LABELS = {"on_time": "on time", "late_updated": "late, updated", "side_output": "side output",
@@ -31,7 +31,14 @@ MARKER_BUDGET = 4_000  # emission markers (and window boxes) drawn
 ALL_KEYS = "(all keys)"
 
 
+def plot_time(micros, absolute: bool) -> np.ndarray:
+    """µs → the figures' coordinate: milliseconds since 1970 on Plotly's date axes for wall-clock streams,
+    seconds from 0 otherwise."""
+    return np.asarray(micros, dtype=float) / (1_000 if absolute else MICROS["s"])
+
+
 def seconds(micros) -> np.ndarray:
+    """Durations (delays, latencies) in seconds."""
     return np.asarray(micros, dtype=float) / MICROS["s"]
 
 
@@ -63,6 +70,7 @@ class TwoClocks:
     emissions: dict[str, Markers]  # per emission reason (one WebGL trace each), split off the slider's path
     diagonal: tuple[list[float], list[float]]
     hover: bool  # with hover text; without, a light frame drawn while a control moves (float32 where exact)
+    absolute: bool = False  # coordinates are ms since 1970 (date axes), else seconds
     note: str = ""
 
 
@@ -91,11 +99,12 @@ def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = Non
     if upto_batch is not None:
         mask &= ev["batch"].to_numpy() <= upto_batch
     rows = np.flatnonzero(mask)
+    at = result.absolute
     status = ev["status"].to_numpy()
     shown_rows = sample_rows(rows, status != "on_time", budget)
     arrival_us, event_time_us = ev["arrival_time"].to_numpy(), ev["event_time"].to_numpy()
     shown_status = status[shown_rows]
-    points = {name: Points(seconds(arrival_us[rows_of]), seconds(event_time_us[rows_of]), rows_of)
+    points = {name: Points(plot_time(arrival_us[rows_of], at), plot_time(event_time_us[rows_of], at), rows_of)
               for name in STATUSES for rows_of in [shown_rows[shown_status == name]]}
     notes = [] if len(shown_rows) == len(rows) else [
         f"showing {len(shown_rows):,} of {len(rows):,} events (all late ones, an even sample of the rest)"]
@@ -112,11 +121,11 @@ def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = Non
         keep = sample_rows(np.arange(len(emitted)), emitted["reason"].to_numpy() != "WATERMARK", MARKER_BUDGET)
         notes.append(f"{len(keep):,} of {len(emitted):,} emissions drawn (all but watermark ones, a sample of those)")
         emitted = emitted.iloc[keep]
-    lo = float(min(arrival_us.min(), event_time_us.min())) / MICROS["s"] if len(ev) else 0.0
-    hi = float(max(arrival_us.max(), event_time_us.max())) / MICROS["s"] if len(ev) else 1.0
+    lo = float(plot_time(min(arrival_us.min(), event_time_us.min()), at)) if len(ev) else 0.0
+    hi = float(plot_time(max(arrival_us.max(), event_time_us.max()), at)) if len(ev) else 1.0
     hover = hover or len(shown_rows) == len(rows)
     return TwoClocks(points, len(shown_rows), len(rows), wm, eff, owners, window_bands(result, emitted),
-                     emission_markers(emitted, hover), ([lo, hi], [lo, hi]), hover, "; ".join(notes))
+                     emission_markers(emitted, hover, at), ([lo, hi], [lo, hi]), hover, at, "; ".join(notes))
 
 
 def watermark_steps(result: Result, key: str = ALL_KEYS, upto_batch: int | None = None):
@@ -144,9 +153,10 @@ def watermark_steps(result: Result, key: str = ALL_KEYS, upto_batch: int | None 
     budget = max(50, LINE_BUDGET // max(1, len(groups)))
     for name, part in groups:
         keep = thin_steps(len(part), budget)
-        xs.append(seconds(part["time"].to_numpy()[keep]))
-        ys.append(seconds(part["watermark"].to_numpy(dtype=np.int64)[keep]))
-        es.append(seconds(part["effective"].to_numpy(dtype=np.int64)[keep]))
+        at = result.absolute
+        xs.append(plot_time(part["time"].to_numpy()[keep], at))
+        ys.append(plot_time(part["watermark"].to_numpy(dtype=np.int64)[keep], at))
+        es.append(plot_time(part["effective"].to_numpy(dtype=np.int64)[keep], at))
         owners.append(np.full(len(keep), watermark_owner(result, str(name)), dtype=object))
         for lst in (xs, ys, es):
             lst.append(np.array([np.nan]))
@@ -189,9 +199,10 @@ def window_bands(result: Result, emitted: pd.DataFrame) -> tuple[np.ndarray, np.
         return np.array([]), np.array([])
     last = emitted.sort_values("revision").drop_duplicates(["key", "start", "end"], keep="last")
     opened = first_arrivals(result, last)
-    x0 = seconds(np.where(np.isnan(opened), last["emit_time"].to_numpy(dtype=float), opened))
-    x1 = seconds(last["emit_time"].to_numpy(dtype=float))
-    y0, y1 = seconds(last["start"].to_numpy()), seconds(last["end"].to_numpy())
+    at = result.absolute
+    x0 = plot_time(np.where(np.isnan(opened), last["emit_time"].to_numpy(dtype=float), opened), at)
+    x1 = plot_time(last["emit_time"].to_numpy(dtype=float), at)
+    y0, y1 = plot_time(last["start"].to_numpy(), at), plot_time(last["end"].to_numpy(), at)
     nan = np.full(len(last), np.nan)
     x = np.column_stack([x0, x1, x1, x0, x0, nan]).ravel()
     y = np.column_stack([y0, y0, y1, y1, y0, nan]).ravel()
@@ -229,11 +240,11 @@ def first_arrivals(result: Result, windows: pd.DataFrame) -> np.ndarray:
     return np.where(at >= 0, first[np.maximum(at, 0)].astype(float), np.nan)
 
 
-def emission_markers(emitted: pd.DataFrame, hover: bool = True) -> dict[str, Markers]:
+def emission_markers(emitted: pd.DataFrame, hover: bool = True, absolute: bool = False) -> dict[str, Markers]:
     """The markers of every emission reason, empty where a reason has none; with their hover text if ``hover``
     (formatting it is most of the cost: ~45 ms for 4,000 markers)."""
-    text = _emission_text(emitted) if hover else None
-    x, y = seconds(emitted["emit_time"].to_numpy()), seconds(emitted["end"].to_numpy())
+    text = _emission_text(emitted, absolute) if hover else None
+    x, y = plot_time(emitted["emit_time"].to_numpy(), absolute), plot_time(emitted["end"].to_numpy(), absolute)
     reasons, rows = emitted["reason"].to_numpy(), emitted.index.to_numpy()
     markers = {}
     for reason in REASON_LABELS:
@@ -242,11 +253,11 @@ def emission_markers(emitted: pd.DataFrame, hover: bool = True) -> dict[str, Mar
     return markers
 
 
-def _emission_text(emitted: pd.DataFrame) -> list[str]:
-    lat = emitted["latency_event"].astype("Float64").to_numpy(dtype=float, na_value=np.nan) / MICROS["s"]
+def _emission_text(emitted: pd.DataFrame, absolute: bool) -> list[str]:
+    lat = emitted["latency_event"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
     return [
-        f"{'key ' + k + ' · ' if k else ''}[{s / MICROS['s']:g}, {e / MICROS['s']:g}) · {c} event(s)<br>"
-        f"{reason} · revision {rev} · batch {b}<br>latency {'-' if np.isnan(la) else f'{la:.2f} s'}"
+        f"{'key ' + k + ' · ' if k else ''}[{format_instant(s, absolute)}, {format_instant(e, absolute)}) · "
+        f"{c} event(s)<br>{reason} · revision {rev} · batch {b}<br>latency {human_duration(la)}"
         for k, s, e, c, reason, rev, b, la in zip(emitted["key"], emitted["start"], emitted["end"], emitted["count"],
                                                   emitted["reason"], emitted["revision"], emitted["emit_batch"], lat)
     ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import threading
 import time
+from functools import partial
 from collections.abc import Callable
 
 import ipywidgets as W
@@ -24,8 +25,8 @@ from explorer.core import Result, run
 from explorer.errors import InputError
 from explorer.export import TARGETS, export
 from explorer.streams import Stream, assign_batches
-from explorer.timeutil import MICROS
-from explorer.ui.figures import STATUS_COLORS, STATUS_LABELS, STATUSES, send
+from explorer.timeutil import MICROS, format_instant
+from explorer.ui.figures import STATUS_COLORS, STATUS_LABELS, STATUSES, plot_time, send
 
 S = MICROS["s"]
 MAX_SPARK_BATCHES = 300  # above this a run takes minutes; say so before starting one
@@ -132,7 +133,7 @@ class SparkPanel:
     def _on_progress(self, p) -> None:
         self.progress.max = p.batches
         self.progress.value = p.batch
-        wm = "-" if p.watermark is None else f"{p.watermark / S:g} s"
+        wm = format_instant(p.watermark, self._stream().absolute)
         self.status.value = f"micro-batch {p.batch}/{p.batches}: {p.rows} rows, watermark {wm}, {p.duration_ms} ms"
 
     def box(self) -> W.Widget:
@@ -172,13 +173,15 @@ class ComparePanel:
 
     def _describe(self, i: int) -> str:
         d = self.comparison.disagreements[i]
+        at = partial(format_instant, absolute=self._stream().absolute)
         if d.kind == "window":
-            head = f"window {d.key or '-'} [{d.start / S:g}, {d.end / S:g})"
+            head = f"window {d.key or '-'} [{at(d.start)}, {at(d.end)})"
         else:
-            head = f"event {d.event_id} (t={d.start / S:g})"
+            head = f"event {d.event_id} (t={at(d.start)})"
         return head + " — " + " | ".join(f"{label}: {seen}" for label, seen in d.seen.items())
 
     def _draw(self, labels: list[str]) -> None:
+        at = self._stream().absolute
         fig = make_subplots(rows=1, cols=len(labels), shared_yaxes=True, subplot_titles=labels,
                             horizontal_spacing=0.02)
         for col, label in enumerate(labels, start=1):
@@ -188,15 +191,15 @@ class ComparePanel:
                                            marker=dict(size=6, color=STATUS_COLORS[status]), hoverinfo="text+x+y"),
                               row=1, col=col)
             commits = result.watermarks.dropna(subset=["effective"]).drop_duplicates("time", keep="last")
-            fig.add_trace(go.Scatter(x=commits["time"] / S, y=commits["effective"].astype(float) / S,
+            fig.add_trace(go.Scatter(x=plot_time(commits["time"], at), y=plot_time(commits["effective"].astype(float), at),
                                      mode="lines", line=dict(shape="hv", color="#E45756", dash="dash"),
                                      name="effective watermark", showlegend=False), row=1, col=col)
             fig.add_trace(go.Scatter(x=[], y=[], mode="markers", showlegend=False, name="highlight",
                                      marker=dict(size=18, symbol="circle-open", color="#d00", line=dict(width=3))),
                           row=1, col=col)
         fig.update_layout(height=360, margin=dict(l=50, r=10, t=40, b=40))
-        fig.update_xaxes(title_text="arrival (s)", matches="x")
-        fig.update_yaxes(title_text="event time (s)", col=1)
+        fig.update_xaxes(title_text="arrival (UTC)" if at else "arrival (s)", matches="x", type="date" if at else "linear")
+        fig.update_yaxes(title_text="event time (UTC)" if at else "event time (s)", col=1, type="date" if at else "linear")
         with self.figure.batch_update():
             self.figure.data = ()
             self.figure.layout = fig.layout
@@ -214,22 +217,23 @@ class ComparePanel:
         traces = {status: [i for i, t in enumerate(self.figure.data) if t.name == STATUS_LABELS[status]]
                   for status in STATUSES}  # per status, one trace index per panel, in the panels' order
         updates, y_lo, y_hi = {}, None, None
+        at = self._stream().absolute
         for panel, result in enumerate(self.comparison.results.values()):
             ev = result.events
             arrival = ev["arrival_time"].to_numpy()
             shown = ev[(arrival >= lo) & (arrival <= hi)].iloc[:COMPARE_POINTS]
-            y = shown["event_time"].to_numpy() / S
+            y = plot_time(shown["event_time"].to_numpy(), at)
             status = shown["status"].to_numpy()
             for name, indexes in traces.items():
                 part = shown[status == name]
-                updates[indexes[panel]] = {"x": part["arrival_time"].to_numpy() / S,
-                                           "y": part["event_time"].to_numpy() / S, "text": part["id"].tolist()}
+                updates[indexes[panel]] = {"x": plot_time(part["arrival_time"].to_numpy(), at),
+                                           "y": plot_time(part["event_time"].to_numpy(), at), "text": part["id"].tolist()}
             if len(y):
                 y_lo = y.min() if y_lo is None else min(y_lo, y.min())
                 y_hi = y.max() if y_hi is None else max(y_hi, y.max())
-        layout = {"xaxis.range": [lo / S, hi / S]}
+        layout = {"xaxis.range": [float(plot_time(lo, at)), float(plot_time(hi, at))]}
         if y_lo is not None:
-            pad = (y_hi - y_lo) * 0.05 + 1
+            pad = (y_hi - y_lo) * 0.05 + float(plot_time(S, at))
             layout["yaxis.range"] = [y_lo - pad, y_hi + pad]
         send(self.figure, updates, layout)
 
@@ -250,7 +254,8 @@ class ComparePanel:
             margin = 5 * self._window_length()
             self.show_range(int(picked["arrival_time"].min()) - margin, int(picked["arrival_time"].max()) + margin)
         rings = [i for i, t in enumerate(self.figure.data) if t.name == "highlight"]
-        x, y = (picked["arrival_time"] / S).tolist(), (picked["event_time"] / S).tolist()
+        at = self._stream().absolute
+        x, y = plot_time(picked["arrival_time"], at).tolist(), plot_time(picked["event_time"], at).tolist()
         send(self.figure, {i: {"x": x, "y": y} for i in rings})
 
     def box(self) -> W.Widget:

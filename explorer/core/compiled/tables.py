@@ -38,7 +38,7 @@ def result(stream: Stream, config: RunConfig, prepared: Prepared) -> Result:
     windows = emissions(stream, config, prepared, detail=True)
     return Result(event_table(stream, config, prepared), assignment_table(config, prepared), windows,
                   trace_table(config, prepared), _metrics(config, prepared, windows), config, stream.name,
-                  stream.time_unit)
+                  stream.time_unit, absolute=stream.absolute)
 
 
 def metrics(stream: Stream, config: RunConfig, prepared: Prepared) -> Metrics:

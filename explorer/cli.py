@@ -20,10 +20,10 @@ from explorer.core import Result, run
 from explorer.export import TARGETS as EXPORT_TARGETS
 from explorer.export import export
 from explorer.errors import InputError
-from explorer.metrics import curve, format_curve_table
+from explorer.metrics import curve, format_curve_table, tune
 from explorer.streams import GENERATORS, Stream, generate, load_events
 from explorer.streams.loading import parse_time_units
-from explorer.timeutil import MICROS, format_instant, human_duration, parse_duration
+from explorer.timeutil import MICROS, exact_seconds, format_instant, human_duration, parse_duration
 
 COLUMN_OPTIONS = ("id", "key", "event_time", "arrival_time", "batch", "partition", "value")
 
@@ -102,6 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_curve.add_argument("--delays", required=True, help="comma-separated, e.g. 0,2,5,10,20,40")
     p_curve.add_argument("--format", choices=["table", "csv", "json"], default="table")
     _add_engine(p_curve, streaming=False)
+
+    p_tune = sub.add_parser("tune", help="the smallest delay that reaches a completeness target (exact, not on a grid)")
+    _add_source(p_tune, required_file=False)
+    _add_config(p_tune)
+    p_tune.add_argument("--target", type=float, required=True, help="completeness to reach, e.g. 0.99 (or 99%%)")
+    p_tune.add_argument("--format", choices=["table", "json"], default="table")
 
     p_cmp = sub.add_parser("compare", help="several engines' presets over the same stream, and where they disagree")
     _add_source(p_cmp, required_file=False)
@@ -276,6 +282,27 @@ def cmd_curve(args: argparse.Namespace) -> None:
         print(format_curve_table(rows))
 
 
+def cmd_tune(args: argparse.Namespace) -> None:
+    config, column = build_config(args)
+    target = args.target / 100 if args.target > 1 else args.target
+    found = tune(load_source(args, column), config, target)
+    if args.format == "json":
+        print(json.dumps(found.to_dict()))
+        return
+    m = found.metrics
+    knob = "L (the bound)" if PRESETS.get(config.preset) and PRESETS[config.preset].delay_field == "bound" else "delay"
+    if not found.reached:
+        print(f"no delay reaches {target:.2%}: at {human_duration(found.delay)} completeness is "
+              f"{found.completeness:.4%}, and more delay does not help (an idle timeout or the late policy decides)")
+        return
+    print(f"smallest {knob} reaching {target:.2%}: {exact_seconds(found.delay)} s ({human_duration(found.delay)})")
+    below = "" if found.below is None else f"; 1 µs less gives {found.below:.4%}"
+    print(f"  completeness {found.completeness:.4%}{below}")
+    print(f"  emit latency mean {human_duration(m.latency_event.mean * MICROS['s'] if m.latency_event.mean is not None else None)}, "
+          f"p95 {human_duration(m.latency_event.p95 * MICROS['s'] if m.latency_event.p95 is not None else None)}; "
+          f"refused {m.dropped + m.side_output} of {m.events} events ({found.evaluations} evaluations)")
+
+
 def cmd_compare(args: argparse.Namespace) -> None:
     window = WindowSpec.parse(args.window) if args.window else None
     delay = parse_duration(args.delay) if args.delay else None
@@ -361,7 +388,7 @@ def _write_table(frame: pd.DataFrame, out: Path) -> None:
     print(f"wrote {len(frame)} events to {out}")
 
 
-COMMANDS = {"run": cmd_run, "curve": cmd_curve, "compare": cmd_compare, "export": cmd_export, "validate": cmd_validate,
+COMMANDS = {"run": cmd_run, "curve": cmd_curve, "tune": cmd_tune, "compare": cmd_compare, "export": cmd_export, "validate": cmd_validate,
             "generate": cmd_generate}
 
 

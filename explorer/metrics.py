@@ -7,8 +7,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterable
 
+import numpy as np
+
 from explorer.config import RunConfig, apply_delay
 from explorer.core import Metrics, run_metrics
+from explorer.errors import InputError
 from explorer.streams import Stream
 from explorer.timeutil import MICROS
 
@@ -84,3 +87,66 @@ def _fmt(value: float | None) -> str:
 
 def _plain(value: float) -> float | int:
     return int(value) if value == int(value) else value
+
+
+@dataclass
+class Tuning:
+    """The smallest delay (in the preset's arithmetic) whose completeness reaches ``target``: ``below`` is the
+    completeness 1 µs less, which misses it. ``reached`` is False when no delay does (then ``delay`` is the
+    largest tried, with the best completeness seen)."""
+
+    target: float
+    reached: bool
+    delay: int  # µs
+    completeness: float
+    below: float | None
+    metrics: Metrics
+    evaluations: int
+
+    def to_dict(self) -> dict:
+        m = self.metrics
+        return {"target": self.target, "reached": self.reached, "delay": self.delay / MICROS["s"],
+                "completeness": self.completeness, "completeness_1us_less": self.below,
+                "avg_emit_latency": m.latency_event.mean, "p95_emit_latency": m.latency_event.p95,
+                "processing_latency": m.latency_processing.mean, "dropped": m.dropped + m.side_output,
+                "evaluations": self.evaluations}
+
+
+def tune(stream: Stream, config: RunConfig, target: float) -> Tuning:
+    """Bisect the delay, in whole µs, for the smallest one whose completeness reaches ``target``.
+
+    Completeness does not fall as the delay grows: a later effective watermark closes no window sooner. The
+    upper end starts at the largest arrival − event time and doubles until the target is met, or until it
+    passes the stream's whole span (then nothing the delay can do reaches it: an idle timeout or processing
+    time decides, or the target is above what the late events allow)."""
+    if not 0 < target <= 1:
+        raise InputError(f"the completeness target is a fraction in (0, 1], not {target!r}")
+    evaluations = 0
+
+    def at(delay: int) -> Metrics:
+        nonlocal evaluations
+        evaluations += 1
+        return run_metrics(stream, apply_delay(config, delay))
+
+    start = at(0)
+    if start.completeness >= target:
+        return Tuning(target, True, 0, start.completeness, None, start, evaluations)
+    ev = stream.events
+    times = np.concatenate([ev["event_time"].to_numpy(), ev["arrival_time"].to_numpy()])
+    span = int(times.max() - times.min()) + max(config.window.size, config.window.gap) + 1
+    hi = max(int((ev["arrival_time"] - ev["event_time"]).max()), MICROS["s"])
+    best = at(hi)
+    while best.completeness < target and hi < span:
+        hi = min(2 * hi, span)
+        best = at(hi)
+    if best.completeness < target:
+        return Tuning(target, False, hi, best.completeness, None, best, evaluations)
+    lo, below = 0, start  # completeness at lo misses, at hi reaches
+    while hi - lo > 1:
+        middle = (lo + hi) // 2
+        m = at(middle)
+        if m.completeness >= target:
+            hi, best = middle, m
+        else:
+            lo, below = middle, m
+    return Tuning(target, True, hi, best.completeness, below.completeness, best, evaluations)

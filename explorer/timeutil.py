@@ -36,6 +36,13 @@ def format_duration(micros: int) -> str:
     return f"{micros}us"
 
 
+def exact_seconds(micros: int) -> str:
+    """µs as seconds with every digit kept: 18500001 → ``18.500001``."""
+    whole, frac = divmod(abs(int(micros)), 1_000_000)
+    text = f"{whole}.{frac:06d}".rstrip("0").rstrip(".")
+    return ("-" if micros < 0 else "") + text
+
+
 def human_duration(micros: int | float | None) -> str:
     """A duration as people read it: ``250 ms``, ``2.5 s``, ``1 min 6 s``, ``3 h 20 min``, ``2 d 4 h``;
     ``-`` for none."""

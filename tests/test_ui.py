@@ -280,3 +280,22 @@ def test_a_wall_clock_stream_is_drawn_and_explained_in_date_times():
     relative = Explorer(generate("voltsp", scenario=3), "voltsp")
     assert relative.clocks.layout.xaxis.type == "linear"
     assert "event time 2 s, arrived 7 s" in relative.inspect_event(0)
+
+
+def test_the_target_box_names_the_exact_delay_and_sets_the_slider_so_the_cards_agree():
+    """The suggestion is tune's exact delay, not a point of the sweep's grid; the slider moves to its first
+    step at or above it, and the cards then show the target reached."""
+    from explorer import generate
+    from explorer.metrics import tune
+    from explorer.timeutil import exact_seconds
+    from explorer.ui import Explorer
+
+    explorer = Explorer(generate("textbook", events=5000), "textbook")
+    explorer.wait_for_curve()
+    explorer.target.value = 98.5
+    explorer.wait_for_suggestion()
+    explorer.wait_until_settled()
+    found = tune(explorer.stream, explorer.controls.config(delay=0), 0.985)
+    assert f"<b>{exact_seconds(found.delay)} s</b>" in explorer.suggestion.value
+    assert 0 <= explorer.controls.delay.value * 1_000_000 - found.delay < explorer.controls.delay.step * 1_000_000
+    assert explorer.result.metrics.completeness >= 0.985

@@ -24,9 +24,9 @@ import plotly.graph_objects as go
 from explorer.config import LatenessRule, RunConfig, apply_delay, delay_of, preset
 from explorer.core import Result, run
 from explorer.errors import InputError
-from explorer.metrics import CurveRow, SweepStopped, curve
+from explorer.metrics import CurveRow, SweepStopped, curve, tune
 from explorer.streams import GENERATORS, Stream, generate, load_events, stream_from_frame
-from explorer.timeutil import MICROS, format_instant, human_duration
+from explorer.timeutil import MICROS, exact_seconds, format_instant, human_duration
 from explorer.ui.controls import Controls
 from explorer.ui.panels import ComparePanel, ExportPanel, SparkPanel
 from explorer.ui.figures import (POINT_BUDGET, ALL_KEYS, plot_time, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
@@ -91,6 +91,7 @@ class Explorer:
         self.last_update_ms = 0.0
         self._quiet = False
         self._curve_generation = 0
+        self._tune_generation = 0  # a target's suggestion for settings that have since changed is dropped
         self._curve_rows: list[CurveRow] = []
         self._curve_key = None
         self._rows: dict[str, np.ndarray] = {}  # per clickable trace: the Result row of each drawn point
@@ -323,7 +324,7 @@ class Explorer:
         self.controls.preset.observe(self._on_preset, names="value")
         self.key.observe(lambda _: self._draw(), names="value")
         self.batch.observe(lambda _: self._draw(), names="value")
-        self.target.observe(lambda _: self._suggest(), names="value")
+        self.target.observe(lambda _: self._suggest(apply=True), names="value")
         self.source.observe(self._on_source, names="value")
         self.load_button.on_click(self._on_load)
         self.upload.observe(self._on_upload, names="value")
@@ -626,15 +627,52 @@ class Explorer:
         latency = m.latency_event.mean if m.latency_event.mean is not None else np.nan
         send(self.curve_figure, {1: {"x": [latency], "y": [m.completeness * 100]}})  # one redraw, not one per axis
 
-    def _suggest(self) -> None:
-        rows = self._curve_rows
-        goal = self.target.value / 100
-        hit = next((r for r in rows if r.completeness >= goal), None)
-        if hit is None:
-            self.suggestion.value = f"no delay up to {self.controls.delay.max:g} s reaches {self.target.value:g}%"
-        else:
-            self.suggestion.value = (f"smallest delay reaching {self.target.value:g}%: <b>{hit.delay:g} s</b> "
-                                     f"(completeness {hit.completeness:.2%}, latency {hit.avg_emit_latency or 0:.2f} s)")
+    def _suggest(self, apply: bool = False) -> None:
+        """Name the smallest delay that reaches the target % under the current settings (``tune``: exact, not on
+        the sweep's grid; on a background thread). With ``apply`` (the user typed a target) the delay slider
+        moves to the first of its steps at or above that delay, which reaches the target too (completeness
+        never falls as the delay grows): the cards then agree with the suggestion."""
+        try:
+            config = self.controls.config()
+        except InputError:
+            return
+        goal, stream = self.target.value / 100, self.stream
+        self._tune_generation += 1
+        generation = self._tune_generation
+        self.suggestion.value = f"<i>looking for the smallest delay reaching {self.target.value:g}%…</i>"
+
+        def work() -> None:
+            found = tune(stream, config, goal)
+            if generation != self._tune_generation:
+                return
+            if not found.reached:
+                self.suggestion.value = (f"no delay reaches {self.target.value:g}%: at {human_duration(found.delay)} "
+                                         f"completeness is {found.completeness:.2%} and more delay does not help")
+                return
+            m = found.metrics
+            self.suggestion.value = (
+                f"smallest delay reaching {self.target.value:g}%: <b>{exact_seconds(found.delay)} s</b> "
+                f"({human_duration(found.delay)}; completeness {found.completeness:.2%}, emit latency "
+                f"{human_duration(None if m.latency_event.mean is None else m.latency_event.mean * S)})")
+            if apply:
+                self._set_delay(found.delay)
+
+        self._tune_thread = threading.Thread(target=work, daemon=True)
+        self._tune_thread.start()
+
+    def _set_delay(self, micros: int) -> None:
+        """Move the delay slider to the first of its steps at or above ``micros``, widening its range if needed."""
+        slider = self.controls.delay
+        value = float(np.ceil(round(micros / S / slider.step, 9)) * slider.step)
+        if value > slider.max:
+            slider.max = float(np.ceil(value))
+        slider.value = value
+
+    def wait_for_suggestion(self, timeout: float = 60.0) -> None:
+        """Block until the target's suggestion is computed (for tests and scripts)."""
+        thread = getattr(self, "_tune_thread", None)
+        if thread is not None:
+            thread.join(timeout)
 
     def wait_for_curve(self, timeout: float = 60.0) -> None:
         """Block until the background sweep is drawn (for tests and scripts, never for the UI)."""

@@ -92,3 +92,23 @@ def test_partition_watermarks_are_drawn_merged_and_named_so():
     result = run(generate("skewed-partitions", events=1000), preset("flink", delay=S))
     _, _, owners = watermark_steps(result)
     assert set(owners[:-1]) == {"merged (min of partitions)"}
+
+
+@pytest.mark.parametrize("name", ["textbook", "voltsp", "kafka-export"])
+def test_histogram_quantile_labels_never_overlap_and_read_as_durations(name):
+    from explorer.ui.figures import delay_histogram, quantile_labels
+    hist = delay_histogram(generate(name))
+    labels = quantile_labels(hist)
+    span = hist.centers[-1] - hist.centers[0] + hist.width
+    assert sorted(q for label in labels for q in label.text.replace("<br>", " ").split() if q.startswith("p")) == \
+        ["p50", "p95", "p99"]
+    assert all(b.x - a.x >= 0.12 * span for a, b in zip(labels, labels[1:]))
+    assert all(" s" in label.text or " ms" in label.text or " min" in label.text for label in labels)
+
+
+def test_the_histograms_count_axis_is_logarithmic_so_the_tail_shows():
+    from explorer.ui import Explorer
+    explorer = Explorer(generate("kafka-export"), "voltsp")
+    assert explorer.histogram.layout.yaxis.type == "log"
+    texts = [a.text for a in explorer.histogram.layout.annotations]
+    assert any("min" in t for t in texts)  # the p99 of an export with devices offline: minutes

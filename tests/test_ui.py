@@ -6,7 +6,7 @@ import pytest
 
 from explorer import generate
 from explorer.errors import InputError
-from explorer.ui import Explorer, parse_upload
+from explorer.ui import Explorer
 from explorer.ui.figures import STATUSES, compact
 
 S = 1e6
@@ -150,31 +150,72 @@ def test_the_side_figures_follow_once_the_slider_rests_in_one_message_each():
     assert len(messages["curve"]) == len(messages["histogram"]) == 1
 
 
-def test_upload_is_parsed_as_data_and_mapped(tmp_path):
-    frame = pd.DataFrame({"ts": [1.0, 2.0, 12.0], "seen": [1.5, 2.5, 12.5], "user": ["a", "a", "b"]})
+def _upload(explorer, name: str, content: bytes) -> None:
+    """What the page sends when a file is picked (its message, through the widget's own deserializer)."""
+    explorer.upload_form.upload.set_state({"value": [{"name": name, "type": "", "size": len(content),
+                                                      "content": memoryview(content), "last_modified": 0}]})
+
+
+def test_upload_is_parsed_as_data_mapped_by_its_names_and_used():
+    frame = pd.DataFrame({"ts": [1.0, 2.0, 12.0], "ingest_ts": [1.5, 2.5, 12.5], "device_id": ["a", "a", "b"]})
     explorer = Explorer(generate("voltsp"), "voltsp")
-    explorer._uploaded = parse_upload("mine.csv", frame.to_csv(index=False).encode())
-    explorer._uploaded_name = "mine.csv"
-    explorer.mapping["event_time"].options = explorer.mapping["arrival_time"].options = \
-        explorer.mapping["key"].options = ["(none)", "ts", "seen", "user"]
-    explorer.mapping["event_time"].value, explorer.mapping["arrival_time"].value = "ts", "seen"
-    explorer.mapping["key"].value = "user"
-    explorer._on_use_upload()
+    form = explorer.upload_form
+    _upload(explorer, "mine.csv", frame.to_csv(index=False).encode())
+    assert form.columns() == {"event_time": "ts", "arrival_time": "ingest_ts", "key": "device_id"}
+    form.use_file()
     assert explorer.stream.name == "mine.csv" and len(explorer.result.events) == 3
-    with pytest.raises(InputError, match="unknown file type"):
-        parse_upload("evil.pkl", b"\x80\x04")
-    with pytest.raises(InputError, match="empty"):
-        parse_upload("empty.csv", b"")
-    bad = pd.DataFrame({"id": ["x", "x"], "event_time": [1, 2]})
-    explorer._uploaded = parse_upload("dup.csv", bad.to_csv(index=False).encode())
-    explorer._uploaded_name = "dup.csv"
-    for name in ("event_time", "arrival_time", "key"):
-        explorer.mapping[name].options = ["(none)", "id", "event_time"]
-    explorer.mapping["event_time"].value = "event_time"
-    explorer.mapping["id"].options = ["(none)", "id", "event_time"]
-    explorer.mapping["id"].value = "id"
-    explorer._on_use_upload()
-    assert "duplicate id" in explorer.message.value
+    assert explorer.key.options == ("(all keys)", "a", "b") or "a" in explorer.key.options
+    assert "ts → event_time: seconds (relative, detected)" in explorer.message.value
+    for name, content, says in [("evil.pkl", b"\x80\x04", "unknown file type"), ("empty.csv", b"", "empty"),
+                                ("junk.parquet", b"PAR1 not really", "cannot be read as PARQUET")]:
+        _upload(explorer, name, content)
+        assert says in explorer.message.value and form.use.disabled
+
+
+def test_a_failed_upload_leaves_nothing_to_use_and_the_same_file_can_be_uploaded_again():
+    good = pd.DataFrame({"event_time": [1, 2, 3]}).to_csv(index=False).encode()
+    explorer = Explorer(generate("voltsp"), "voltsp")
+    form = explorer.upload_form
+    _upload(explorer, "a.csv", good)
+    form.use_file()
+    assert explorer.stream.name == "a.csv"
+    _upload(explorer, "b.parquet", b"PAR1 broken")
+    assert form.use.disabled and "b.parquet" in explorer.message.value
+    form.use_file()  # a click that gets through anyway must not reload the previous file over the error
+    assert "b.parquet" in explorer.message.value and "cannot be read" in explorer.message.value
+    _upload(explorer, "a.csv", good)
+    assert not form.use.disabled and "a.csv: 3 rows" in explorer.message.value
+    explorer.source.value = "voltsp"
+    explorer._on_load()
+    explorer.source.value = "(uploaded file)"
+    _upload(explorer, "a.csv", good)  # the same file again: it reaches the form only if its last value was cleared
+    assert "a.csv: 3 rows" in explorer.message.value
+
+
+def test_upload_advice_names_the_forms_boxes_not_cli_flags():
+    frame = pd.DataFrame({"when": ["2026-11-20T09:00:00Z", "2026-11-20T09:00:01Z"], "got": [5.0, 6.0]})
+    explorer = Explorer(generate("voltsp"), "voltsp")
+    form = explorer.upload_form
+    _upload(explorer, "mine.csv", frame.to_csv(index=False).encode())
+    form.use_file()
+    assert explorer.message.value.endswith("choose the column that holds event time in the event_time box</span>")
+    form.mapping["event_time"].value, form.mapping["arrival_time"].value = "when", "got"
+    form.use_file()
+    assert "set &#x27;arrival_time unit&#x27; to ms above" in explorer.message.value
+    assert "--" not in explorer.message.value
+
+
+def test_each_time_columns_unit_can_be_set_in_the_form():
+    from explorer.timeutil import MICROS
+    frame = pd.DataFrame({"t": [1000, 2000, 12000], "seen": [1500, 2500, 12500]})  # milliseconds since the start
+    explorer = Explorer(generate("voltsp"), "voltsp")
+    form = explorer.upload_form
+    _upload(explorer, "ms.csv", frame.to_csv(index=False).encode())
+    form.mapping["event_time"].value, form.mapping["arrival_time"].value = "t", "seen"
+    form.units["event_time"].value = form.units["arrival_time"].value = "ms"
+    form.use_file()
+    assert explorer.stream.events["event_time"].tolist() == [1 * MICROS["s"], 2 * MICROS["s"], 12 * MICROS["s"]]
+    assert "milliseconds (relative, given)" in explorer.message.value
 
 
 @pytest.mark.parametrize("name", sorted(__import__("explorer.config", fromlist=["PRESETS"]).PRESETS))
@@ -299,3 +340,23 @@ def test_the_target_box_names_the_exact_delay_and_sets_the_slider_so_the_cards_a
     assert f"<b>{exact_seconds(found.delay)} s</b>" in explorer.suggestion.value
     assert 0 <= explorer.controls.delay.value * 1_000_000 - found.delay < explorer.controls.delay.step * 1_000_000
     assert explorer.result.metrics.completeness >= 0.985
+
+
+def test_switching_streams_clears_what_the_old_one_showed():
+    explorer = Explorer(generate("textbook", events=2000), "textbook")
+    explorer.wait_for_curve()
+    explorer.wait_for_suggestion()
+    explorer.inspect_event(0)
+    explorer.compare_panel.run()
+    old_curve = list(explorer.curve_figure.data[0].y)
+    assert explorer.compare_panel.disagreements.options and "event e" in explorer.inspector.value
+    explorer._load_stream(generate("voltsp"), reset=True)
+    assert "Click an event" in explorer.inspector.value
+    assert explorer.compare_panel.comparison is None and not explorer.compare_panel.disagreements.options
+    assert "computing" in explorer.suggestion.value
+    assert "computing" in explorer.curve_figure.layout.title.text or list(explorer.curve_figure.data[0].y) != old_curve
+    explorer.wait_for_curve()
+    explorer.wait_for_suggestion()
+    assert explorer.curve_figure.layout.title.text == "completeness vs latency"
+    assert list(explorer.curve_figure.data[0].y) != old_curve and "smallest delay" in explorer.suggestion.value
+    assert explorer.clocks.layout.uirevision == f"stream-{explorer._stream_generation}"

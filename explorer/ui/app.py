@@ -8,7 +8,6 @@ core (usually computed ahead, see ``prefetch.py``) and swaps the traces' arrays 
 from __future__ import annotations
 
 import html
-import io
 import os
 import threading
 import time
@@ -25,17 +24,18 @@ from explorer.config import LatenessRule, RunConfig, apply_delay, delay_of, pres
 from explorer.core import Result, run
 from explorer.errors import InputError
 from explorer.metrics import CurveRow, SweepStopped, curve, tune
-from explorer.streams import GENERATORS, Stream, generate, load_events, stream_from_frame
+from explorer.streams import GENERATORS, Stream, generate, load_events
 from explorer.timeutil import MICROS, exact_seconds, format_instant, human_duration
 from explorer.ui.controls import Controls
 from explorer.ui.panels import ComparePanel, ExportPanel, SparkPanel
 from explorer.ui.figures import (POINT_BUDGET, ALL_KEYS, plot_time, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
-                                 STATUS_LABELS, STATUSES, TwoClocks, compact, delay_histogram, send, two_clocks)
+                                 STATUS_LABELS, STATUSES, TwoClocks, compact, delay_histogram, quantile_labels, send,
+                                 two_clocks)
 from explorer.ui.page_frames import ClocksUpdate, PageFrames
 from explorer.ui.prefetch import Prefetcher
+from explorer.ui.upload_form import UploadForm
 
 S = MICROS["s"]
-MAX_UPLOAD_BYTES = 200 * 1024**2
 # While a control moves, draw at most this many events (every late one first, and the figure says so); the
 # full budget follows once the controls rest. In headless Chromium, without a GPU, redrawing 20k WebGL
 # points takes most of a slider step.
@@ -69,7 +69,9 @@ def available_memory() -> int:
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 UPLOAD = "(uploaded file)"
-MAPPED = ("event_time", "arrival_time", "key", "id", "batch", "partition")
+INSPECTOR_HINT = "<i>Click an event or a window marker to see why.</i>"
+COMPUTING = "<i>computing…</i>"
+CURVE_TITLE = "completeness vs latency"
 
 
 @dataclass
@@ -106,7 +108,7 @@ class Explorer:
         self.controls = Controls()
         self.message = W.HTML()
         self.cards = W.HTML()
-        self.inspector = W.HTML("<i>Click an event or a window marker to see why.</i>",
+        self.inspector = W.HTML(INSPECTOR_HINT,
                                 layout=W.Layout(min_height="8em"))
         self.key = W.Dropdown(options=[ALL_KEYS], value=ALL_KEYS, description="key", layout=W.Layout(width="22em"))
         self.batch = W.IntSlider(value=1, min=1, max=1, description="up to batch", continuous_update=True,
@@ -150,18 +152,10 @@ class Explorer:
         self.seed = W.IntText(value=7, description="seed", layout=W.Layout(width="12em"))
         self.size = W.IntText(value=20000, description="events", layout=W.Layout(width="14em"))
         self.load_button = W.Button(description="load", icon="refresh")
-        self.upload = W.FileUpload(accept=".csv,.jsonl,.ndjson,.json,.parquet", multiple=False)
-        self.mapping = {name: W.Dropdown(options=["(none)"], description=name, layout=W.Layout(width="18em"))
-                        for name in MAPPED}
-        self.use_upload = W.Button(description="use this file", icon="check", disabled=True)
-        self.upload_box = W.VBox([self.upload, W.HTML("map your columns:"), *self.mapping.values(), self.use_upload],
-                                 layout=W.Layout(display="none"))
-        self._uploaded: pd.DataFrame | None = None
-        self._uploaded_name = ""
+        self.upload_form = UploadForm(on_stream=lambda stream: self._load_stream(stream, reset=True), say=self._say)
 
     def _on_source(self, change=None) -> None:
-        is_upload = self.source.value == UPLOAD
-        self.upload_box.layout.display = None if is_upload else "none"
+        self.upload_form.show(self.source.value == UPLOAD)
 
     def _on_load(self, _button=None) -> None:
         name = self.source.value
@@ -175,40 +169,9 @@ class Explorer:
         except InputError as exc:
             self._say(str(exc))
 
-    def _on_upload(self, change=None) -> None:
-        files = self.upload.value
-        if not files:
-            return
-        item = files[0]
-        name, content = item["name"], bytes(item["content"])
-        try:
-            self._uploaded = parse_upload(name, content)
-        except InputError as exc:
-            self._say(str(exc))
-            return
-        self._uploaded_name = name
-        columns = ["(none)"] + [str(c) for c in self._uploaded.columns]
-        for ours, box in self.mapping.items():
-            box.options = columns
-            box.value = ours if ours in columns else "(none)"
-        self.use_upload.disabled = False
-        self._say(f"{html.escape(name)}: {len(self._uploaded):,} rows. Map the columns, then press <i>use this file</i>.",
-                  error=False)
-
-    def _on_use_upload(self, _button=None) -> None:
-        if self._uploaded is None:
-            return
-        columns = {ours: box.value for ours, box in self.mapping.items() if box.value != "(none)"}
-        try:
-            frame = self._uploaded[list(columns.values())].rename(columns={v: k for k, v in columns.items()})
-            self._load_stream(stream_from_frame(frame, name=self._uploaded_name), reset=True)
-        except InputError as exc:
-            self._say(str(exc))
-
     def _load_stream(self, stream: Stream, reset: bool) -> None:
         self.stream = stream
-        self._curve_key = None
-        self._stream_generation += 1
+        self._forget_stream()
         self.page_frames.clear()
         if self._frames is not None:
             self._frames.clear()
@@ -231,12 +194,29 @@ class Explorer:
                 self.histogram.layout.shapes = [self._vline(v, "#888", "dot") for v in hist.quantiles.values()] + [
                     self._vline(0.0, "#E45756", "solid")]
                 self.histogram.layout.annotations = [
-                    dict(x=v, y=1, yref="paper", text=k, showarrow=False, yanchor="bottom", font=dict(size=10))
-                    for k, v in hist.quantiles.items()]
+                    dict(x=label.x, y=1, yref="paper", text=label.text, showarrow=False, yanchor="bottom",
+                         xanchor=label.anchor, align=label.anchor, font=dict(size=10))
+                    for label in quantile_labels(hist)]
         finally:
             self._quiet = False
         self._time_axes(stream.absolute)
         self.refresh(reset_stepper=reset)
+
+    def _forget_stream(self) -> None:
+        """Everything derived from the stream shown until now goes, or says it is being computed anew: the
+        inspector's event, Spark's badge, the comparison, the curve and the target's suggestion."""
+        self._curve_key = None
+        self._curve_generation += 1
+        self._tune_generation += 1
+        self._stream_generation += 1
+        self.inspector.value = INSPECTOR_HINT
+        self.spark_panel.forget()
+        self.compare_panel.forget()
+        self._curve_rows = []
+        with self.curve_figure.batch_update():
+            for trace in self.curve_figure.data:
+                trace.x, trace.y = [], []
+        self.suggestion.value = COMPUTING
 
     # --- figures --------------------------------------------------------------------------------
     def _time_axes(self, absolute: bool) -> None:
@@ -297,8 +277,10 @@ class Explorer:
     def _histogram_figure(self) -> go.FigureWidget:
         fig = go.FigureWidget()
         fig.add_bar(name="events", marker_color="#4C78A8", hovertemplate="delay %{x:.2f} s: %{y}<extra></extra>")
-        fig.update_layout(height=260, width=470, margin=dict(l=50, r=10, t=40, b=40), title="delay = arrival − event time",
-                          xaxis_title="s", bargap=0, showlegend=False)
+        # a log count axis: the tail the delay must cover is a few events per bin beside thousands at the head
+        fig.update_layout(height=260, width=470, margin=dict(l=50, r=10, t=60, b=40),
+                          title=dict(text="delay = arrival − event time", y=0.98, yanchor="top"),
+                          xaxis_title="delay, s", yaxis=dict(type="log", title="events"), bargap=0, showlegend=False)
         return fig
 
     def _curve_figure(self) -> go.FigureWidget:
@@ -307,7 +289,7 @@ class Explorer:
                         hovertemplate="delay %{text} s<br>latency %{x:.2f} s<br>completeness %{y:.2f}%<extra></extra>")
         fig.add_scatter(name="current", mode="markers", marker=dict(size=14, color="#E45756", symbol="circle-open",
                                                                     line=dict(width=3)), hoverinfo="skip")
-        fig.update_layout(height=260, width=470, margin=dict(l=50, r=10, t=40, b=40), title="completeness vs latency",
+        fig.update_layout(height=260, width=470, margin=dict(l=50, r=10, t=40, b=40), title=CURVE_TITLE,
                           xaxis_title="avg emit latency, s (event time)", yaxis_title="completeness %",
                           showlegend=False)
         return fig
@@ -327,8 +309,6 @@ class Explorer:
         self.target.observe(lambda _: self._suggest(apply=True), names="value")
         self.source.observe(self._on_source, names="value")
         self.load_button.on_click(self._on_load)
-        self.upload.observe(self._on_upload, names="value")
-        self.use_upload.on_click(self._on_use_upload)
 
     def _on_control(self, change=None) -> None:
         if self._quiet:
@@ -474,7 +454,7 @@ class Explorer:
         lo = float(min(arrival.min(), event_time.min()))
         span = max(20 * window, 5 * float(plot_time(self._delay_p99 * S, at)))
         layout = self.clocks.layout
-        layout.uirevision = f"{self.stream.name}-{len(ev)}"  # a new stream resets the user's zoom
+        layout.uirevision = f"stream-{self._stream_generation}"  # a new stream resets the user's zoom
         if float(max(arrival.max(), event_time.max())) - lo > 1.5 * span:
             layout.xaxis.range = [lo, lo + span]
             layout.yaxis.range = [lo - span * 0.1, lo + span]
@@ -600,6 +580,7 @@ class Explorer:
         generation = self._curve_generation
         delays = np.linspace(0, self.controls.delay.max, 41)
         stream = self.stream
+        self.curve_figure.layout.title.text = f"{CURVE_TITLE} (computing…)"
 
         def work() -> None:
             try:
@@ -610,6 +591,7 @@ class Explorer:
             if generation == self._curve_generation:
                 self._curve_rows = rows
                 with self.curve_figure.batch_update():
+                    self.curve_figure.layout.title.text = CURVE_TITLE
                     line = self.curve_figure.data[0]
                     line.x = [r.avg_emit_latency if r.avg_emit_latency is not None else np.nan for r in rows]
                     line.y = [r.completeness * 100 for r in rows]
@@ -705,7 +687,7 @@ class Explorer:
 
     def widget(self) -> W.Widget:
         data = W.VBox([W.HTML("<b>Data</b>"), self.source, W.HBox([self.seed, self.size]), self.load_button,
-                       self.upload_box])
+                       self.upload_form.box])
         left = W.VBox([data, self.controls.box()], layout=W.Layout(width="28em"))
         stepper = W.HBox([self.play, self.batch, self.key])
         target = W.HBox([self.target, self.suggestion])
@@ -729,26 +711,6 @@ def _make_frame(stream: Stream, request: tuple[RunConfig, str]) -> Frame:
     config, key = request
     result = run(stream, config)
     return Frame(result, two_clocks(result, key=key, budget=INTERACTIVE_BUDGET, hover=False), key)
-
-
-def parse_upload(name: str, content: bytes) -> pd.DataFrame:
-    """Read an uploaded file as data only (CSV, JSON lines, Parquet; never pickle or eval)."""
-    if len(content) > MAX_UPLOAD_BYTES:
-        raise InputError(f"{name}: {len(content) / 1024**2:.0f} MiB is over the {MAX_UPLOAD_BYTES // 1024**2} MiB "
-                         "upload limit; load it from disk with explore(path) instead")
-    if not content:
-        raise InputError(f"{name}: the file is empty (no events)")
-    suffix = Path(name).suffix.lower()
-    try:
-        if suffix == ".csv":
-            return pd.read_csv(io.BytesIO(content), dtype=str, keep_default_na=False, skipinitialspace=True)
-        if suffix in (".jsonl", ".ndjson", ".json"):
-            return pd.read_json(io.BytesIO(content), lines=True, dtype=False)
-        if suffix == ".parquet":
-            return pd.read_parquet(io.BytesIO(content))
-    except Exception as exc:  # the parsers raise many types; the user needs one sentence
-        raise InputError(f"{name}: cannot be read ({exc.__class__.__name__}: {str(exc)[:160]})") from None
-    raise InputError(f"{name}: unknown file type {suffix!r}; use .csv, .jsonl or .parquet")
 
 
 def _instant(result: Result):

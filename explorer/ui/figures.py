@@ -279,6 +279,30 @@ def delay_histogram(stream: Stream, bins: int = 60) -> DelayHistogram:
     return DelayHistogram((edges[:-1] + edges[1:]) / 2, counts, float(edges[1] - edges[0]), quantiles)
 
 
+@dataclass(frozen=True)
+class QuantileLabel:
+    x: float
+    text: str
+    anchor: str  # "left" of its line, or "right" near the axis' end where a left-anchored label would be cut
+
+
+def quantile_labels(hist: DelayHistogram, apart: float = 0.12) -> list[QuantileLabel]:
+    """One label per group of quantiles closer than ``apart`` of the histogram's width, its quantiles one per
+    line, so labels never sit on one another; each names its delay as a duration."""
+    span = max(float(hist.centers[-1] - hist.centers[0]) + hist.width, 1e-9)
+    groups: list[list[tuple[str, float]]] = []
+    for name, value in sorted(hist.quantiles.items(), key=lambda item: item[1]):
+        if groups and value - groups[-1][0][1] < apart * span:
+            groups[-1].append((name, value))
+        else:
+            groups.append([(name, value)])
+    right_part = float(hist.centers[0]) - hist.width / 2 + 0.75 * span
+    return [QuantileLabel(group[0][1], "<br>".join(f"{name} {human_duration(round(value * MICROS['s']))}"
+                                                   for name, value in reversed(group)),
+                          "right" if group[0][1] > right_part else "left")
+            for group in groups]
+
+
 FLOAT32_FINE_BELOW = 2.0**14  # seconds; below it float32 values are spaced 2**-10 s apart at most (under 1 ms)
 
 

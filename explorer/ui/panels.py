@@ -66,6 +66,9 @@ class SparkPanel:
     """"Run on Spark": the same configuration as a real Structured Streaming query, in the background,
     with a progress bar and a cancel button; then a badge saying whether Spark agrees with the preview."""
 
+    INTRO = ("<i>Runs the current settings as a Spark Structured Streaming query (local[2]); the first run starts "
+             "Spark (about 10 s).</i>")
+
     def __init__(self, stream: Callable[[], Stream], config: Callable[[], RunConfig],
                  preview: Callable[[], Result | None], show: Callable[[Result], None]):
         self._stream, self._config, self._preview, self._show = stream, config, preview, show
@@ -73,15 +76,22 @@ class SparkPanel:
         self.cancel_button = W.Button(description="cancel", icon="stop", disabled=True)
         self.progress = W.IntProgress(value=0, min=0, max=1, description="micro-batches",
                                       layout=W.Layout(width="26em"))
-        self.status = W.HTML("<i>Runs the current settings as a Spark Structured Streaming query (local[2]); "
-                             "the first run starts Spark (about 10 s).</i>")
+        self.status = W.HTML(self.INTRO)
         self.badge = W.HTML()
+        self._stream_generation = 0  # a run finishing after the stream changed is not shown over the new one
         self.anyway = W.Checkbox(value=False, description="run anyway", indent=False)
         self.result: Result | None = None
         self.thread: threading.Thread | None = None
         self._cancel = threading.Event()
         self.run_button.on_click(self.start)
         self.cancel_button.on_click(lambda _b: self._cancel.set())
+
+    def forget(self) -> None:
+        """The stream changed: a badge, a status or a run under way belong to the old one."""
+        self._stream_generation += 1
+        self._cancel.set()
+        self.result = None
+        self.badge.value, self.status.value, self.progress.value = "", self.INTRO, 0
 
     def start(self, _button=None) -> None:
         if self.thread is not None and self.thread.is_alive():
@@ -99,20 +109,23 @@ class SparkPanel:
         self.run_button.disabled, self.cancel_button.disabled = True, False
         self.progress.value, self.badge.value = 0, ""
         self.status.value = "starting Spark…"
-        self.thread = threading.Thread(target=self._work, args=(stream, config), daemon=True)
+        self.thread = threading.Thread(target=self._work, args=(stream, config, self._stream_generation), daemon=True)
         self.thread.start()
 
-    def _work(self, stream: Stream, config: RunConfig) -> None:
+    def _work(self, stream: Stream, config: RunConfig, generation: int) -> None:
         from explorer.spark import run_spark, spark_session
 
         started = time.perf_counter()
         try:
             result = run_spark(stream, config, spark_session(), progress=self._on_progress, cancel=self._cancel)
         except InputError as error:  # cancelled, or Spark failed: one line with the checkpoint
-            self.status.value = f"<span style='color:#a00'>{html.escape(str(error))}</span>"
+            if generation == self._stream_generation:
+                self.status.value = f"<span style='color:#a00'>{html.escape(str(error))}</span>"
             return
         finally:
             self.run_button.disabled, self.cancel_button.disabled = False, True
+        if generation != self._stream_generation:
+            return
         self.result = result
         seconds = time.perf_counter() - started
         preview = self._preview()
@@ -157,6 +170,13 @@ class ComparePanel:
         self.comparison: Comparison | None = None
         self.button.on_click(self.run)
         self.disagreements.observe(self._on_pick, names="value")
+
+    def forget(self) -> None:
+        """The stream changed: the panels and the list were the old one's."""
+        self.comparison = None
+        self.disagreements.options = []
+        self.figure.data = ()
+        self.message.value = ""
 
     def run(self, _button=None) -> None:
         labels = list(self.presets.value)

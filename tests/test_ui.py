@@ -360,3 +360,36 @@ def test_switching_streams_clears_what_the_old_one_showed():
     assert explorer.curve_figure.layout.title.text == "completeness vs latency"
     assert list(explorer.curve_figure.data[0].y) != old_curve and "smallest delay" in explorer.suggestion.value
     assert explorer.clocks.layout.uirevision == f"stream-{explorer._stream_generation}"
+
+
+def _json_safe_messages(figure) -> list[str]:
+    """Every message the figure sends from now on, checked as the kernel packs it (json, allow_nan=False);
+    returns the errors. A NaN in a list (not a binary array) made the page show "Out of range float values
+    are not JSON compliant"."""
+    import json
+    from ipywidgets.widgets.widget import _remove_buffers
+    from plotly.serializers import _py_to_js
+    errors = []
+
+    def check(change):
+        state, _, _ = _remove_buffers({"m": _py_to_js(change["new"], None)})
+        try:
+            json.dumps(state, allow_nan=False)
+        except ValueError as exc:
+            errors.append(f"{change['name']}: {exc}")
+
+    figure.observe(check, names=["_py2js_restyle", "_py2js_update", "_py2js_relayout", "_py2js_addTraces"])
+    return errors
+
+
+def test_no_figure_message_carries_a_nan_the_page_cannot_read():
+    four = pd.DataFrame({"id": ["e1", "e2", "e3", "e4"], "event_time": [2, 4, 8, 15], "arrival_time": [3, 5, 13, 9]})
+    from explorer.streams import stream_from_frame
+    explorer = Explorer(generate("voltsp"), "voltsp")
+    errors = [_json_safe_messages(fig) for fig in (explorer.clocks, explorer.histogram, explorer.curve_figure)]
+    explorer._load_stream(stream_from_frame(four, name="four events"), reset=True)
+    explorer.wait_for_curve()
+    assert any(r.avg_emit_latency is None for r in explorer._curve_rows)  # the case: a delay emitting nothing
+    explorer.controls.delay.value = 12.0
+    explorer.wait_for_curve()
+    assert errors == [[], [], []]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from explorer import generate
+from explorer.config import preset
+from explorer.core import run
 from explorer.export import export
 from explorer.ui import Explorer
 from explorer.ui.figures import STATUS_LABELS
@@ -79,3 +81,41 @@ def test_run_on_spark_says_how_long_before_starting_a_huge_run():
     panel = explorer.spark_panel
     panel.run_button.click()
     assert panel.thread is None and "2,000 micro-batches" in panel.status.value and "count:400" in panel.status.value
+
+
+def test_a_window_still_open_at_the_end_is_never_called_emitted_and_has_no_latency():
+    """END_OF_STREAM windows used to read "emitted after batch 4" with a negative latency."""
+    from explorer.core.explain import why_window
+    from explorer.ui import explain_window
+    result = run(generate("voltsp"), preset("voltsp", delay=4 * 1_000_000))
+    rows = np.flatnonzero(result.windows["reason"] == "END_OF_STREAM")
+    assert len(rows)
+    for row in rows:
+        assert why_window(result, int(row)).latency_event is None
+        text = explain_window(result, int(row))
+        assert "never closed" in text and "emitted after" not in text and "latency" not in text.replace(
+            "no emit latency", "")
+        assert "-" not in text.split("</b>", 1)[1].replace("e-", "")  # no negative number anywhere
+
+
+def test_each_window_of_an_event_gets_its_verdict_by_the_watermark_it_met():
+    """Sliding windows with allowed lateness: a window whose end is past the effective watermark is open; one
+    whose end it passed is late, kept while end + lateness is still ahead, refused after."""
+    from dataclasses import replace
+    from explorer.config import WindowSpec
+    from explorer.core.explain import Verdict, why_event
+    S = 1_000_000
+    lateness = 4 * S
+    config = replace(preset("voltsp", delay=0), window=WindowSpec.parse("sliding:10:5")).with_time(
+        allowed_lateness=lateness)
+    result = run(generate("textbook", events=400), config)
+    seen = set()
+    for row in range(len(result.events)):
+        why = why_event(result, row)
+        eff = why.effective_watermark
+        for w in why.windows:
+            expected = (Verdict.OPEN if eff is None or w.end > eff else
+                        Verdict.KEPT_LATE if w.end + lateness > eff else Verdict.WINDOW_CLOSED)
+            assert w.verdict is expected, (why.id, w)
+            seen.add(w.verdict)
+    assert seen == {Verdict.OPEN, Verdict.KEPT_LATE, Verdict.WINDOW_CLOSED}

@@ -17,21 +17,21 @@ from pathlib import Path
 
 import ipywidgets as W
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 
-from explorer.config import LatenessRule, RunConfig, apply_delay, delay_of, preset
+from explorer.config import RunConfig, apply_delay, delay_of, preset
 from explorer.core import Result, run
 from explorer.errors import InputError
 from explorer.metrics import CurveRow, SweepStopped, curve, tune
 from explorer.streams import GENERATORS, Stream, generate, load_events
-from explorer.timeutil import MICROS, exact_seconds, format_instant, human_duration
+from explorer.timeutil import MICROS, exact_seconds, human_duration
 from explorer.ui.controls import Controls
 from explorer.ui.panels import ComparePanel, ExportPanel, SparkPanel
 from explorer.ui.figures import (POINT_BUDGET, ALL_KEYS, plot_time, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
                                  STATUS_LABELS, STATUSES, TwoClocks, compact, delay_histogram, quantile_labels, send,
                                  two_clocks)
 from explorer.ui.page_frames import ClocksUpdate, PageFrames
+from explorer.ui.inspector import explain_event, explain_window
 from explorer.ui.prefetch import Prefetcher
 from explorer.ui.upload_form import UploadForm
 
@@ -593,8 +593,10 @@ class Explorer:
                 with self.curve_figure.batch_update():
                     self.curve_figure.layout.title.text = CURVE_TITLE
                     line = self.curve_figure.data[0]
-                    line.x = [r.avg_emit_latency if r.avg_emit_latency is not None else np.nan for r in rows]
-                    line.y = [r.completeness * 100 for r in rows]
+                    # arrays, not lists: they travel as binary buffers, where a NaN (no window emitted at that
+                    # delay) is allowed; in a list it breaks the message's JSON and the page shows a warning
+                    line.x = np.array([np.nan if r.avg_emit_latency is None else r.avg_emit_latency for r in rows])
+                    line.y = np.array([r.completeness * 100 for r in rows])
                     line.text = [f"{r.delay:g}" for r in rows]
                 self._mark_current()
                 self._suggest()
@@ -607,7 +609,8 @@ class Explorer:
             return
         m = self.result.metrics
         latency = m.latency_event.mean if m.latency_event.mean is not None else np.nan
-        send(self.curve_figure, {1: {"x": [latency], "y": [m.completeness * 100]}})  # one redraw, not one per axis
+        # one redraw, not one per axis; arrays, which may hold a NaN (see _update_curve)
+        send(self.curve_figure, {1: {"x": np.array([latency]), "y": np.array([m.completeness * 100])}})
 
     def _suggest(self, apply: bool = False) -> None:
         """Name the smallest delay that reaches the target % under the current settings (``tune``: exact, not on
@@ -711,68 +714,6 @@ def _make_frame(stream: Stream, request: tuple[RunConfig, str]) -> Frame:
     config, key = request
     result = run(stream, config)
     return Frame(result, two_clocks(result, key=key, budget=INTERACTIVE_BUDGET, hover=False), key)
-
-
-def _instant(result: Result):
-    """How this Result's instants read: UTC date-times for a wall-clock stream, seconds from 0 otherwise."""
-    return lambda micros: format_instant(None if micros is None or micros is pd.NA else int(micros), result.absolute)
-
-
-def _span(micros) -> str:
-    return human_duration(None if micros is None or micros is pd.NA else int(micros))
-
-
-def explain_event(result: Result, row: int) -> str:
-    """Why this event ended as it did, in words."""
-    e = result.events.iloc[row]
-    _t = _instant(result)
-    took, refused = result.windows_of(row)
-    t = result.config.time
-    eff = e["effective_watermark"]
-    lines = [f"<b>event {html.escape(str(e['id']))}</b>" + (f" · key {html.escape(e['key'])}" if e["key"] else ""),
-             f"event time {_t(e['event_time'])}, arrived {_t(e['arrival_time'])} in batch {int(e['batch'])}",
-             f"watermark when it arrived: {_t(e['watermark'])} (effective {_t(eff)}, delay {_span(t.delay)})",
-             f"status: <b>{STATUS_LABELS[e['status']]}</b>"]
-    rule = t.lateness_rule
-    for start, end in took:
-        late = eff is not pd.NA and (end <= eff if rule is LatenessRule.WINDOW else e["event_time"] < eff)
-        if late:
-            lines.append(f"window [{_t(start)}, {_t(end)}): late, but allowed lateness {_span(t.allowed_lateness)} "
-                         f"kept it until effective watermark ≥ end + {_span(t.allowed_lateness)}; it re-emitted")
-        else:
-            lines.append(f"window [{_t(start)}, {_t(end)}): still open — its end {_t(end)} > effective watermark {_t(eff)}")
-    for start, end in refused:
-        why = (f"its end {_t(end)} ≤ effective watermark {_t(eff)}: the window had closed"
-               if rule is LatenessRule.WINDOW else f"event time {_t(e['event_time'])} < effective watermark {_t(eff)}")
-        lines.append(f"window [{_t(start)}, {_t(end)}): refused — {why}; "
-                     f"{'sent to the side output' if e['status'] == 'side_output' else 'dropped'}")
-    return "<br>".join(lines)
-
-
-def explain_window(result: Result, row: int) -> str:
-    """What held a window open and what closed it."""
-    w = result.windows.iloc[row]
-    _t = _instant(result)
-    t = result.config.time
-    lines = [f"<b>window [{_t(w['start'])}, {_t(w['end'])})</b>" + (f" · key {html.escape(w['key'])}" if w["key"] else ""),
-             f"{int(w['count'])} event(s): {html.escape(', '.join(list(w['ids'])[:12]))}{' …' if w['count'] > 12 else ''}",
-             f"emitted after batch {int(w['emit_batch'])} at {_t(w['emit_time'])}, revision {int(w['revision'])}, "
-             f"reason <b>{w['reason']}</b>"]
-    if w["reason"] == "WATERMARK":
-        lines.append(f"the effective watermark reached its end: {_t(w['watermark'])} − delay {_span(t.delay)} = "
-                     f"{_t(w['effective_watermark'])} ≥ {_t(w['end'])}")
-    elif w["reason"] == "IDLE_TIMEOUT":
-        lines.append(f"its key was silent for {_span(t.idle_timeout)} on the {t.idle_clock.value} clock while the "
-                     f"effective watermark was only {_t(w['effective_watermark'])}")
-    elif w["reason"] == "LATE_UPDATE":
-        lines.append("a late event inside the allowed lateness updated it; this revision replaces the earlier one")
-    else:
-        lines.append(f"the input ran out with the effective watermark at {_t(w['effective_watermark'])} < end, and no "
-                     "idle timeout fired: an engine that flushes at end of input would emit it now")
-    if w["latency_event"] is not pd.NA:
-        lines.append(f"emit latency {_span(w['latency_event'])} in event time, "
-                     f"{_span(w['latency_processing'])} on the processing clock")
-    return "<br>".join(lines)
 
 
 def explore(source: Stream | str | Path = "textbook", preset_name: str = "voltsp") -> Explorer:

@@ -117,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_cmp.add_argument("--delay", help="shared delay, read in each preset's own arithmetic")
     p_cmp.add_argument("--batches", help="shared batching (default: each engine's own)")
     p_cmp.add_argument("--format", choices=["table", "json"], default="table")
-    p_cmp.add_argument("--limit", type=int, default=30, help="disagreements listed in the table (default 30; json lists all)")
+    p_cmp.add_argument("--limit", type=int, default=3, help="examples listed per kind of disagreement (default 3; "
+                                                           "json lists every disagreement as well)")
 
     p_exp = sub.add_parser("export", help="the configuration as a snippet in an engine's own API")
     _add_config(p_exp)
@@ -311,31 +312,33 @@ def cmd_compare(args: argparse.Namespace) -> None:
     sides = {label: side_config(label, window, delay, batches) for label in labels}
     comparison = compare(load_source(args), sides)
     unit = MICROS[comparison.results[labels[0]].time_unit]
+    groups = comparison.groups
     if args.format == "json":
         print(json.dumps({"metrics": {label: r.metrics.to_dict() for label, r in comparison.results.items()},
+                          "groups": [g.to_dict(unit) for g in groups],
                           "disagreements": [d.to_dict(unit) for d in comparison.disagreements]}))
         return
     width = max(len(label) for label in labels)
     print(f"{'preset':<{width}}  completeness  on time  late-upd  side-out  dropped  windows  updates  latency p50")
     for label, r in comparison.results.items():
         m = r.metrics
-        p50 = "-" if m.latency_event.p50 is None else f"{m.latency_event.p50:.2f} s"
+        p50 = human_duration(None if m.latency_event.p50 is None else m.latency_event.p50 * MICROS["s"])
         print(f"{label:<{width}}  {m.completeness:>11.2%}  {m.on_time:>7}  {m.late_updated:>8}  {m.side_output:>8}  "
               f"{m.dropped:>7}  {m.windows_emitted:>7}  {m.updates:>7}  {p50:>11}")
-    shown = comparison.disagreements[:max(0, args.limit)]
-    more = len(comparison.disagreements) - len(shown)
-    print(f"\n{len(comparison.disagreements)} disagreement(s)" + (f", the first {len(shown)} listed" if more else ""))
+    print(f"\n{len(comparison.disagreements):,} disagreement(s) of {len(groups)} kind(s)")
     absolute = comparison.results[labels[0]].absolute
 
     def at(micros: int) -> str:
-        return format_instant(micros, True) if absolute else f"{micros / unit:g}"
+        return format_instant(micros, absolute)
 
-    for d in shown:
-        what = (f"window {d.key or '-'} [{at(d.start)}, {at(d.end)})" if d.kind == "window"
-                else f"event {d.event_id} (key {d.key or '-'}, t={at(d.start)})")
-        print(f"  {what}")
-        for label, seen in d.seen.items():
-            print(f"    {label:<{width}}  {seen}")
+    for group in groups:
+        print(f"\n{group.title}\n  why: {group.why}")
+        for d in group.examples[:max(0, args.limit)]:
+            what = (f"window {d.key or '-'} [{at(d.start)}, {at(d.end)})" if d.kind == "window"
+                    else f"event {d.event_id} (key {d.key or '-'}, t={at(d.start)})")
+            print(f"  e.g. {what}")
+            for label, seen in d.seen.items():
+                print(f"    {label:<{width}}  {seen}")
 
 
 def cmd_export(args: argparse.Namespace) -> None:

@@ -1,8 +1,13 @@
 """Several engines' rules over the same stream, and exactly where they disagree.
 
 A side is a preset, optionally with overrides (``voltsp:strategy=max``), so "MIN vs MAX" and "Flink vs
-Bytewax" are the same question. A window disagrees when a side never emits it, first emits it in another
-batch or with other events, or ends with other contents; an event disagrees when its status differs.
+Bytewax" are the same question. A window disagrees when a side never emits it, leaves it open at the end of
+input, first emits it with other events or at another time, or ends with other contents; an event disagrees
+when its status differs. Emissions are compared by time on the arrival clock, never by batch number: engines
+batch differently.
+
+Disagreements come in groups of one kind (``group_disagreements``): a thousand of them are usually two or
+three rules, each worth one sentence and a few examples.
 """
 
 from __future__ import annotations
@@ -10,13 +15,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from explorer.config import FIELD_BY_OPTION, BatchSpec, RunConfig, WindowSpec, apply_delay, preset, time_option
+from explorer.config import FIELD_BY_OPTION, TIME_FIELDS, BatchSpec, RunConfig, WindowSpec, apply_delay, preset, time_option
 from explorer.core import Result, run
 from explorer.errors import InputError
 from explorer.streams import Stream
-from explorer.timeutil import parse_duration
+from explorer.timeutil import format_instant, human_duration, parse_duration
+
+EXAMPLES_PER_GROUP = 10  # kept per group; the CLI lists --limit of them, the explorer all
+IDS_SHOWN = 6
 
 @dataclass
 class Disagreement:
@@ -28,6 +37,8 @@ class Disagreement:
     end: int | None
     event_id: str | None
     seen: dict[str, str]
+    pattern: tuple[str, ...] = ()  # per side, what it did in a word or two: the group this belongs to
+    emitted_at: tuple[int | None, ...] = ()  # per side, a window's first emission time (µs, arrival clock)
 
     def to_dict(self, unit: float) -> dict[str, Any]:
         if self.kind == "window":
@@ -37,10 +48,34 @@ class Disagreement:
                 "seen": self.seen}
 
 
+@dataclass(frozen=True)
+class DisagreementGroup:
+    """Disagreements of one kind: what each side did, how many times, why in one line, and a few examples."""
+
+    kind: str
+    pattern: dict[str, str]
+    count: int
+    why: str
+    examples: tuple[Disagreement, ...]
+
+    @property
+    def title(self) -> str:
+        what = "; ".join(f"{label}: {seen}" for label, seen in self.pattern.items())
+        return f"{self.count:,} {self.kind}{'s' if self.count != 1 else ''} — {what}"
+
+    def to_dict(self, unit: float) -> dict[str, Any]:
+        return {"kind": self.kind, "count": self.count, "pattern": self.pattern, "why": self.why,
+                "examples": [d.to_dict(unit) for d in self.examples]}
+
+
 @dataclass
 class Comparison:
     results: dict[str, Result]
     disagreements: list[Disagreement]
+
+    @property
+    def groups(self) -> list[DisagreementGroup]:
+        return group_disagreements(self)
 
 
 def side_config(label: str, window: WindowSpec | None = None, delay: int | None = None,
@@ -80,33 +115,159 @@ def compare(stream: Stream, sides: dict[str, RunConfig]) -> Comparison:
     return Comparison(results, _window_disagreements(results) + _event_disagreements(stream, results))
 
 
-def _window_view(result: Result) -> dict[tuple, str]:
-    """(key, start, end) → 'batch N: ids' of its first emission, plus its final contents if they changed."""
-    view: dict[tuple, str] = {}
+@dataclass(frozen=True)
+class _Emitted:
+    """A window as one side emitted it: when first, why, with which events, and what it ended with."""
+
+    reason: str
+    time: int
+    first: frozenset[str]
+    last: frozenset[str]
+
+
+def _window_view(result: Result) -> dict[tuple, _Emitted]:
+    view: dict[tuple, _Emitted] = {}
     for (key, start, end), emissions in result.windows.groupby(["key", "start", "end"], sort=False):
         first, last = emissions.iloc[0], emissions.iloc[-1]
-        text = f"{first['reason'].lower()} in batch {int(first['emit_batch'])}: {', '.join(sorted(first['ids']))}"
-        if len(emissions) > 1 and set(last["ids"]) != set(first["ids"]):
-            text += f" → updated to {', '.join(sorted(last['ids']))}"
-        view[(key, int(start), int(end))] = text
+        view[(key, int(start), int(end))] = _Emitted(first["reason"], int(first["emit_time"]),
+                                                     frozenset(first["ids"]), frozenset(last["ids"]))
     return view
 
 
 def _window_disagreements(results: dict[str, Result]) -> list[Disagreement]:
     views = {label: _window_view(result) for label, result in results.items()}
-    spans = sorted(set().union(*views.values()))
+    absolute = next(iter(results.values())).absolute
     out = []
-    for span in spans:
-        seen = {label: view.get(span, "never emitted") for label, view in views.items()}
-        if len(set(seen.values())) > 1:
-            out.append(Disagreement("window", span[0], span[1], span[2], None, seen))
+    for span in sorted(set().union(*views.values())):
+        found = {label: view.get(span) for label, view in views.items()}
+        pattern = _window_pattern(found)
+        if len(set(pattern)) > 1:
+            seen = {label: _describe_emission(e, absolute) for label, e in found.items()}
+            times = tuple(None if e is None else e.time for e in found.values())
+            out.append(Disagreement("window", span[0], span[1], span[2], None, seen, pattern, times))
     return out
+
+
+def _window_pattern(found: dict[str, _Emitted | None]) -> tuple[str, ...]:
+    """Per side, a word for what it did with the window; sides that emitted it are told apart by contents
+    first, then by time (the earliest is 'first', the others 'later')."""
+    emitted = [e for e in found.values() if e is not None and e.reason != "END_OF_STREAM"]
+    contents = {(e.first, e.last) for e in emitted}
+    earliest = min((e.time for e in emitted), default=None)
+    words = []
+    for e in found.values():
+        if e is None:
+            words.append("never emitted")
+        elif e.reason == "END_OF_STREAM":
+            words.append("still open at the end")
+        elif len(contents) > 1:
+            words.append("other events" if (e.first, e.last) != max(contents, key=lambda c: len(c[1])) else
+                         "most events")
+        else:
+            words.append("emitted first" if e.time == earliest else "emitted later")
+    return tuple(words)
+
+
+def _describe_emission(e: _Emitted | None, absolute: bool) -> str:
+    if e is None:
+        return "never emitted"
+    ids = sorted(e.first)
+    shown = ", ".join(ids[:IDS_SHOWN]) + (f" … {len(ids) - IDS_SHOWN} more" if len(ids) > IDS_SHOWN else "")
+    if e.reason == "END_OF_STREAM":
+        return f"still open at the end: {shown}"
+    text = f"{e.reason.lower().replace('_', ' ')} at {format_instant(e.time, absolute)}: {shown}"
+    if e.last != e.first:
+        text += f" → updated to {len(e.last)} events"
+    return text
 
 
 def _event_disagreements(stream: Stream, results: dict[str, Result]) -> list[Disagreement]:
     statuses = pd.DataFrame({label: r.events["status"].to_numpy() for label, r in results.items()})
     differs = statuses.nunique(axis=1) > 1
     ev = stream.events
-    return [Disagreement("event", ev["key"].iat[i], int(ev["event_time"].iat[i]), None, ev["id"].iat[i],
-                         {label: statuses[label].iat[i].replace("_", " ") for label in results})
-            for i in differs[differs].index]
+    out = []
+    for i in differs[differs].index:
+        seen = {label: statuses[label].iat[i].replace("_", " ") for label in results}
+        out.append(Disagreement("event", ev["key"].iat[i], int(ev["event_time"].iat[i]), None, ev["id"].iat[i], seen,
+                                tuple(seen.values())))
+    return out
+
+
+def group_disagreements(comparison: Comparison) -> list[DisagreementGroup]:
+    """Disagreements grouped by what each side did, largest group first, each with the reason in one line."""
+    labels = list(comparison.results)
+    members: dict[tuple[str, tuple[str, ...]], list[Disagreement]] = {}
+    for d in comparison.disagreements:
+        members.setdefault((d.kind, d.pattern), []).append(d)
+    groups = [DisagreementGroup(kind, dict(zip(labels, pattern)), len(found),
+                                _why(kind, dict(zip(labels, pattern)), found, comparison),
+                                tuple(found[:EXAMPLES_PER_GROUP]))
+              for (kind, pattern), found in members.items()]
+    return sorted(groups, key=lambda g: (-g.count, g.kind, g.title))
+
+
+def _sides(pattern: dict[str, str], *words: str) -> str:
+    return " and ".join(label for label, seen in pattern.items() if seen in words)
+
+
+def _verb(pattern: dict[str, str], words: tuple[str, ...], one: str, many: str) -> str:
+    """'spark drops' but 'flink and voltsp keep'."""
+    return one if sum(seen in words for seen in pattern.values()) == 1 else many
+
+
+REFUSED, TAKEN = ("side output", "dropped"), ("on time", "late updated")
+
+
+def _why(kind: str, pattern: dict[str, str], found: list[Disagreement], comparison: Comparison) -> str:
+    """One plain sentence for the rule behind a group, and the settings in which its sides differ."""
+    seen = set(pattern.values())
+    drop, keep = ("dropped",), ("side output",)
+    if kind == "event" and seen == set(REFUSED):
+        why = (f"the same late events are refused by every side; {_sides(pattern, *drop)} "
+               f"{_verb(pattern, drop, 'drops', 'drop')} them where {_sides(pattern, *keep)} "
+               f"{_verb(pattern, keep, 'keeps', 'keep')} them in a side output")
+    elif kind == "event" and seen & set(REFUSED) and seen & set(TAKEN):
+        why = (f"{_sides(pattern, *REFUSED)} {_verb(pattern, REFUSED, 'refuses', 'refuse')} events that "
+               f"{_sides(pattern, *TAKEN)} {_verb(pattern, TAKEN, 'takes', 'take')}: the refusing side's watermark had "
+               "passed the window (or the event's time) when the event arrived")
+    elif kind == "event":
+        why = (f"{_sides(pattern, 'late updated')} {_verb(pattern, ('late updated',), 'takes', 'take')} these late "
+               "events within the allowed lateness; the others had them on time")
+    elif "never emitted" in seen:
+        why = (f"{_sides(pattern, 'never emitted')} {_verb(pattern, ('never emitted',), 'never opens', 'never open')} "
+               "these windows: every event of theirs was refused there (or, for sessions, merged into another window)")
+    elif "still open at the end" in seen:
+        words = ("still open at the end",)
+        why = (f"{_sides(pattern, *words)} {_verb(pattern, words, 'still holds', 'still hold')} these windows open "
+               "when the input runs out: the watermark never passed their end (no idle timeout, or no flush at the "
+               "end of input)")
+    elif "other events" in seen:
+        why = "the windows hold other events: some sides refused (or had not yet received) events the others counted"
+    else:
+        words = ("emitted later",)
+        why = (f"{_sides(pattern, *words)} {_verb(pattern, words, 'emits', 'emit')} the same contents later, by "
+               f"{_median_lag(found)} at the median: the watermark passes the end later")
+    return why + _settings_that_differ(comparison, pattern)
+
+
+def _median_lag(found: list[Disagreement]) -> str:
+    """The median, over a group's windows, of how much later the last side emitted than the first."""
+    lags = [max(t for t in d.emitted_at if t is not None) - min(t for t in d.emitted_at if t is not None)
+            for d in found]
+    return human_duration(int(np.median(lags)))
+
+
+def _settings_that_differ(comparison: Comparison, pattern: dict[str, str]) -> str:
+    """The settings on which the group's sides split as they did: every side on one side of the split has a
+    value that no side on the other has."""
+    parts: dict[str, list[str]] = {}
+    for label, seen in pattern.items():
+        parts.setdefault(seen, []).append(label)
+    differ = []
+    for spec in TIME_FIELDS:
+        values = {label: getattr(comparison.results[label].config.time, spec.name) for label in pattern}
+        sets = [{values[label] for label in labels} for labels in parts.values()]
+        if all(a.isdisjoint(b) for i, a in enumerate(sets) for b in sets[i + 1:]):
+            differ.append(f"{spec.option.replace('_', ' ')} (" + ", ".join(
+                f"{label} {spec.to_text(v)}" for label, v in values.items()) + ")")
+    return f". Settings that split them: {'; '.join(differ)}" if differ else ""

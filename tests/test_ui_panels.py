@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 
 from explorer import generate
@@ -45,11 +47,13 @@ def test_compare_panel_small_multiples_and_highlight():
     panel.button.click()
     titles = [a.text for a in panel.figure.layout.annotations]
     assert titles == ["voltsp", "spark", "storm"]
-    assert panel.comparison.disagreements and len(panel.disagreements.options) == len(panel.comparison.disagreements)
-    event = next(i for i, d in enumerate(panel.comparison.disagreements) if d.kind == "event")
+    groups = panel.comparison.groups
+    assert len(panel.disagreements.options) == sum(len(g.examples) for g in groups)
+    assert all(html.escape(g.why) in panel.groups.value for g in groups)
+    event = next(i for i, d in enumerate(panel.examples) if d.kind == "event")
     panel.disagreements.value = event
     rings = [t for t in panel.figure.data if t.name == "highlight"]
-    wanted = panel.comparison.disagreements[event].event_id
+    wanted = panel.examples[event].event_id
     row = explorer.stream.events.index[explorer.stream.events["id"] == wanted][0]
     assert len(rings) == 3 and all(list(t.y) == [explorer.stream.events["event_time"][row] / S] for t in rings)
     lo, hi = panel.figure.layout.xaxis.range  # every panel is framed on it (their x axes match)
@@ -64,6 +68,23 @@ def test_compare_panel_small_multiples_and_highlight():
     panel.presets.value = ("voltsp",)
     panel.button.click()
     assert "2 to 5" in panel.message.value
+
+
+def test_a_picked_event_is_drawn_in_every_panel_even_in_a_crowded_stretch():
+    """Each panel draws at most COMPARE_POINTS events of a stretch; it used to draw the first ones, so a picked
+    event further on was ringed where no point was."""
+    from explorer.ui.panels import COMPARE_POINTS
+    explorer = Explorer(generate("kafka-export"), "voltsp")
+    panel = explorer.compare_panel
+    panel.presets.value = ("flink", "voltsp")
+    panel.run()
+    arrival = explorer.stream.events["arrival_time"].to_numpy()
+    lo, hi = int(arrival[0]), int(arrival[3 * COMPARE_POINTS])
+    last = explorer.stream.events["id"].iat[3 * COMPARE_POINTS]
+    panel.show_range(lo, hi, keep={last})
+    drawn = [t for t in panel.figure.data if t.name in STATUS_LABELS.values()]
+    per_panel = [[i for t in drawn[4 * p:4 * p + 4] for i in t.text] for p in range(2)]
+    assert all(last in ids and len(ids) <= COMPARE_POINTS + 1 for ids in per_panel)
 
 
 def test_copy_config_as_follows_the_controls():

@@ -19,7 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from explorer.compare import Comparison, compare, side_config
+from explorer.compare import Comparison, Disagreement, compare, side_config
 from explorer.config import PRESETS, RunConfig, delay_of
 from explorer.core import Result, run
 from explorer.errors import InputError
@@ -155,8 +155,8 @@ class SparkPanel:
 
 
 class ComparePanel:
-    """The same stream under 2–5 presets as small multiples with shared axes, and the list of where they
-    disagree; picking a disagreement rings it in every panel."""
+    """The same stream under 2–5 presets as small multiples with shared axes, the kinds of disagreement (each
+    with its count and reason) and examples of each; picking an example rings it in every panel."""
 
     def __init__(self, stream: Callable[[], Stream], config: Callable[[], RunConfig]):
         self._stream, self._config = stream, config
@@ -165,16 +165,20 @@ class ComparePanel:
         self.button = W.Button(description="compare", icon="columns")
         self.message = W.HTML("<i>Window and delay come from the controls; each preset reads the delay in its "
                               "own arithmetic.</i>")
+        self.groups = W.HTML()
         self.disagreements = W.Select(options=[], rows=8, layout=W.Layout(width="100%"))
         self.figure = go.FigureWidget()
         self.comparison: Comparison | None = None
+        self.examples: list[Disagreement] = []  # what the list offers, in its order
         self.button.on_click(self.run)
         self.disagreements.observe(self._on_pick, names="value")
 
     def forget(self) -> None:
         """The stream changed: the panels and the list were the old one's."""
         self.comparison = None
+        self.examples = []
         self.disagreements.options = []
+        self.groups.value = ""
         self.figure.data = ()
         self.message.value = ""
 
@@ -187,12 +191,17 @@ class ComparePanel:
         sides = {label: side_config(label, window=current.window, delay=delay_of(current)) for label in labels}
         self.comparison = compare(self._stream(), sides)
         self._draw(labels)
-        found = self.comparison.disagreements
-        self.message.value = f"{len(found)} disagreement(s) between {', '.join(labels)}"
-        self.disagreements.options = [(self._describe(i), i) for i in range(len(found))]
+        groups = self.comparison.groups
+        self.message.value = (f"{len(self.comparison.disagreements):,} disagreement(s) of {len(groups)} kind(s) "
+                              f"between {', '.join(labels)}; pick an example below to see it in every panel")
+        self.groups.value = "<ol>" + "".join(f"<li><b>{html.escape(g.title)}</b><br>{html.escape(g.why)}</li>"
+                                             for g in groups) + "</ol>"
+        self.examples = [d for g in groups for d in g.examples]
+        kind_of = {id(d): n for n, g in enumerate(groups, start=1) for d in g.examples}
+        self.disagreements.options = [(f"{kind_of[id(d)]}. {self._describe(d)}", i)
+                                      for i, d in enumerate(self.examples)]
 
-    def _describe(self, i: int) -> str:
-        d = self.comparison.disagreements[i]
+    def _describe(self, d: Disagreement) -> str:
         at = partial(format_instant, absolute=self._stream().absolute)
         if d.kind == "window":
             head = f"window {d.key or '-'} [{at(d.start)}, {at(d.end)})"
@@ -225,15 +234,16 @@ class ComparePanel:
             self.figure.layout = fig.layout
             self.figure.add_traces(list(fig.data))
         arrival = self._stream().events["arrival_time"].to_numpy()
-        self.show_range(int(arrival.min()), int(arrival.min()) + 20 * self._window_length())
+        self.show_range(int(arrival.min()), int(arrival.min()) + 20 * self._window_length(), keep=set())
 
     def _window_length(self) -> int:
         window = self._config().window
         return max(window.size, window.gap)
 
-    def show_range(self, lo: int, hi: int) -> None:
+    def show_range(self, lo: int, hi: int, keep: set[str]) -> None:
         """Draw every preset's events that arrived in [lo, hi] (µs) and frame all panels on them: the small
-        multiples show a stretch the eye can compare, not a decimated whole."""
+        multiples show a stretch the eye can compare. Above COMPARE_POINTS events in the stretch, an even
+        sample of them is drawn, and always the events whose ids are in ``keep`` (the one picked)."""
         traces = {status: [i for i, t in enumerate(self.figure.data) if t.name == STATUS_LABELS[status]]
                   for status in STATUSES}  # per status, one trace index per panel, in the panels' order
         updates, y_lo, y_hi = {}, None, None
@@ -241,7 +251,7 @@ class ComparePanel:
         for panel, result in enumerate(self.comparison.results.values()):
             ev = result.events
             arrival = ev["arrival_time"].to_numpy()
-            shown = ev[(arrival >= lo) & (arrival <= hi)].iloc[:COMPARE_POINTS]
+            shown = _sample(ev[(arrival >= lo) & (arrival <= hi)], keep)
             y = plot_time(shown["event_time"].to_numpy(), at)
             status = shown["status"].to_numpy()
             for name, indexes in traces.items():
@@ -260,11 +270,10 @@ class ComparePanel:
     def _on_pick(self, change) -> None:
         if change["new"] is None or self.comparison is None:
             return
-        self.highlight(int(change["new"]))
+        self.highlight(self.examples[int(change["new"])])
 
-    def highlight(self, index: int) -> None:
+    def highlight(self, d: Disagreement) -> None:
         """Frame every panel on the disagreement and ring its events (or the window's) in each."""
-        d = self.comparison.disagreements[index]
         ev = self._stream().events
         if d.kind == "event":
             picked = ev[ev["id"] == d.event_id]
@@ -272,7 +281,8 @@ class ComparePanel:
             picked = ev[(ev["key"] == d.key) & (ev["event_time"] >= d.start) & (ev["event_time"] < d.end)]
         if len(picked):
             margin = 5 * self._window_length()
-            self.show_range(int(picked["arrival_time"].min()) - margin, int(picked["arrival_time"].max()) + margin)
+            self.show_range(int(picked["arrival_time"].min()) - margin, int(picked["arrival_time"].max()) + margin,
+                            keep=set(picked["id"]))
         rings = [i for i, t in enumerate(self.figure.data) if t.name == "highlight"]
         at = self._stream().absolute
         x, y = plot_time(picked["arrival_time"], at).tolist(), plot_time(picked["event_time"], at).tolist()
@@ -280,7 +290,17 @@ class ComparePanel:
 
     def box(self) -> W.Widget:
         return W.VBox([W.HBox([self.presets, W.VBox([self.button, self.message])]), self.figure,
-                       self.disagreements])
+                       self.groups, self.disagreements])
+
+
+def _sample(events: pd.DataFrame, keep: set[str]) -> pd.DataFrame:
+    """At most COMPARE_POINTS events, evenly spread, plus every event whose id is in ``keep``."""
+    if len(events) <= COMPARE_POINTS:
+        return events
+    chosen = np.zeros(len(events), dtype=bool)
+    chosen[np.linspace(0, len(events) - 1, COMPARE_POINTS).astype(int)] = True
+    chosen |= events["id"].isin(keep).to_numpy()
+    return events[chosen]
 
 
 class ExportPanel:

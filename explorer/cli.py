@@ -18,7 +18,7 @@ from explorer.config import (PRESETS, TIME_FIELDS, BatchSpec, RunConfig, WindowS
 from explorer.compare import compare, side_config
 from explorer.core import Result, run
 from explorer.export import TARGETS as EXPORT_TARGETS
-from explorer.export import export
+from explorer.export import ExportSource, export
 from explorer.errors import InputError
 from explorer.metrics import curve, format_curve_table, tune
 from explorer.streams import GENERATORS, Stream, generate, load_events
@@ -121,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                            "json lists every disagreement as well)")
 
     p_exp = sub.add_parser("export", help="the configuration as a snippet in an engine's own API")
+    _add_source(p_exp, required_file=False)  # optional: the snippet then names the file and its columns
     _add_config(p_exp)
     p_exp.add_argument("--to", required=True, choices=list(EXPORT_TARGETS), help="target engine and language")
 
@@ -342,8 +343,10 @@ def cmd_compare(args: argparse.Namespace) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> None:
-    config, _ = build_config(args)
-    print(export(config, args.to), end="")
+    config, column = build_config(args)
+    given = args.events or args.synthetic
+    source = ExportSource.of(load_source(args, column)) if given else ExportSource(column or "event_time")
+    print(export(config, args.to, source), end="")
 
 
 def cmd_validate(args: argparse.Namespace) -> None:

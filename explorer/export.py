@@ -1,19 +1,47 @@
 """A tuned configuration handed back in the user's own engine: a snippet carrying the window, delay /
 lateness bound, allowed lateness, idle timeout and late-data handling, with a comment for every setting
-the target cannot express (so nothing is silently lost in translation)."""
+the target cannot express (so nothing is silently lost in translation).
+
+A snippet uses the user's own column names (``ExportSource``: the file's name for event time and key), and
+the PySpark one is a whole query: source, event time as a timestamp, watermark, window, sink, ``start()``.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from pathlib import Path
 
 import yaml
 
 from explorer.config import (LatePolicy, LatenessRule, RunConfig, Scope, Strategy, TimeSource, WindowKind,
                              time_config_to_voltsp)
+from explorer.streams import Stream
+from explorer.streams.times import TimeFormat
 from explorer.timeutil import format_duration
 
 MS = 1000
+
+
+@dataclass(frozen=True)
+class ExportSource:
+    """What the user's events are called where they live: the event-time and key columns, how event time is
+    written, and the file (for a runnable query)."""
+
+    event_time: str = "event_time"
+    key: str | None = "key"  # None: the stream has no key column; one group
+    event_time_format: TimeFormat | None = None
+    path: str | None = None
+
+    @staticmethod
+    def of(stream: Stream) -> "ExportSource":
+        named = stream.source_columns
+        return ExportSource(named.get("event_time", "event_time"),
+                            named.get("key", "key") if stream.has_keys else None,
+                            stream.time_formats.get("event_time"), stream.source)
+
+
+DEFAULT_SOURCE = ExportSource()
 
 
 def _java_duration(micros: int) -> str:
@@ -77,7 +105,7 @@ def _comment(prefix: str, notes: list[str]) -> str:
     return "".join(f"{prefix} NOTE: {n}\n" for n in notes)
 
 
-def voltsp_yaml(config: RunConfig) -> str:
+def voltsp_yaml(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
     kinds = {WindowKind.TUMBLING: "tumbling-time-window", WindowKind.SLIDING: "sliding-time-window",
              WindowKind.SESSION: "session-window"}
     section: dict = {}
@@ -87,16 +115,18 @@ def voltsp_yaml(config: RunConfig) -> str:
         section["windowSpan"] = format_duration(config.window.size)
         if config.window.kind is WindowKind.SLIDING:
             section["slide"] = format_duration(config.window.slide)
+    if source.key:
+        section["keyExtractor"] = f"Event::{source.key}"
     time = config.time
     notes = _unsupported(config, "VoltSP", {"strategy", "idle", "allowed", "side_output", "scope", "timestamp_rule"})
     if time.strategy is Strategy.EVENT_CLOCK:
         time = replace(time, strategy=Strategy.MAX)
-    section["timeConfig"] = time_config_to_voltsp(time)
+    section["timeConfig"] = time_config_to_voltsp(time, source.event_time)
     body = yaml.safe_dump({"emitter": {kinds[config.window.kind]: section}}, sort_keys=False)
     return _comment("#", notes) + body
 
 
-def voltsp_java(config: RunConfig) -> str:
+def voltsp_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
     t = config.time
     kinds = {WindowKind.TUMBLING: "tumblingTimeWindow", WindowKind.SLIDING: "slidingTimeWindow",
              WindowKind.SESSION: "sessionWindow"}
@@ -107,10 +137,10 @@ def voltsp_java(config: RunConfig) -> str:
         lines.append(f"    .withWindowSpan({_java_duration(config.window.size)})")
         if config.window.kind is WindowKind.SLIDING:
             lines.append(f"    .withSlide({_java_duration(config.window.slide)})")
-    lines.append("    .withKeyExtractor(Event::key)")
+    lines.append(f"    .withKeyExtractor({_java_key(source)})")
     builder = []
     if t.time_source is TimeSource.EVENT:
-        builder.append(".withEventTimeExtractor(Event::timestamp)")
+        builder.append(f".withEventTimeExtractor(Event::{source.event_time})")
         strategy = {Strategy.MIN: "MIN_EVENT_TIME", Strategy.MAX: "MAX_EVENT_TIME"}.get(t.strategy, "MAX_EVENT_TIME")
         builder.append(f".withWatermarkStrategy(WatermarkStrategy.{strategy})")
         if t.delay + (t.bound if t.strategy is not Strategy.MIN else 0):
@@ -128,7 +158,11 @@ def voltsp_java(config: RunConfig) -> str:
     return _comment("//", notes) + "\n".join(lines) + "\n"
 
 
-def flink_java(config: RunConfig) -> str:
+def _java_key(source: ExportSource) -> str:
+    return f"Event::{source.key}" if source.key else "event -> \"all\"  /* the stream has no key column */"
+
+
+def flink_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
     t = config.time
     lag = _watermark_lag(config)
     assigner = {WindowKind.TUMBLING: f"TumblingEventTimeWindows.of({_java_duration(config.window.size)})",
@@ -138,12 +172,12 @@ def flink_java(config: RunConfig) -> str:
     lines = ["OutputTag<Event> late = new OutputTag<Event>(\"late\") {};",
              "WatermarkStrategy<Event> watermarks = WatermarkStrategy",
              f"    .<Event>forBoundedOutOfOrderness({_java_duration(lag)})",
-             "    .withTimestampAssigner((event, ts) -> event.timestamp)"]
+             f"    .withTimestampAssigner((event, ts) -> event.{source.event_time})"]
     if t.source_idle_timeout is not None:
         lines.append(f"    .withIdleness({_java_duration(t.source_idle_timeout)})")
     lines[-1] += ";"
     lines += ["stream.assignTimestampsAndWatermarks(watermarks)",
-              "    .keyBy(event -> event.key)",
+              f"    .keyBy({f'event -> event.{source.key}' if source.key else 'event -> 0  /* no key column */'})",
               f"    .window({assigner[config.window.kind]})"]
     if t.allowed_lateness:
         lines.append(f"    .allowedLateness({_java_duration(t.allowed_lateness)})")
@@ -154,7 +188,7 @@ def flink_java(config: RunConfig) -> str:
     return _comment("//", notes) + "\n".join(lines) + "\n"
 
 
-def pyflink(config: RunConfig) -> str:
+def pyflink(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
     t = config.time
     lag = _watermark_lag(config)
 
@@ -167,11 +201,12 @@ def pyflink(config: RunConfig) -> str:
                 WindowKind.SESSION: f"EventTimeSessionWindows.with_gap(Time.milliseconds({config.window.gap // MS}))"}
     lines = ["late = OutputTag('late', Types.PICKLED_BYTE_ARRAY())",
              f"watermarks = (WatermarkStrategy.for_bounded_out_of_orderness({ms(lag)})",
-             "              .with_timestamp_assigner(EventTimestamps())"]
+             f"              .with_timestamp_assigner(EventTimestamps('{source.event_time}'))"]
     if t.source_idle_timeout is not None:
         lines.append(f"              .with_idleness({ms(t.source_idle_timeout)})")
     lines[-1] += ")"
-    chain = ["stream.assign_timestamps_and_watermarks(watermarks)", ".key_by(lambda e: e.key)",
+    chain = ["stream.assign_timestamps_and_watermarks(watermarks)",
+             f".key_by(lambda e: {f'e.{source.key}' if source.key else '0'})",
              f".window({assigner[config.window.kind]})"]
     if t.allowed_lateness:
         chain.append(f".allowed_lateness({t.allowed_lateness // MS})")
@@ -183,23 +218,65 @@ def pyflink(config: RunConfig) -> str:
     return _comment("#", notes) + "\n".join(lines) + "\n"
 
 
-def pyspark(config: RunConfig) -> str:
+SPARK_READERS = {".csv": "csv", ".jsonl": "json", ".ndjson": "json", ".json": "json", ".parquet": "parquet",
+                 ".pq": "parquet"}
+SPARK_FROM_UNIT = {"s": "F.timestamp_seconds({})", "ms": "F.timestamp_millis({})", "us": "F.timestamp_micros({})",
+                   "ns": "F.timestamp_micros(({} / 1000).cast('long'))"}
+
+
+def _spark_event_time(source: ExportSource) -> str:
+    """The event-time column as a Spark timestamp, from however the file writes it."""
+    column = f"F.col('{source.event_time}')"
+    form = source.event_time_format
+    if form is None:
+        return f"{column}.cast('timestamp')"
+    if form.kind == "iso":
+        return f"F.to_timestamp({column})"
+    if form.kind in ("epoch", "number"):
+        return SPARK_FROM_UNIT[form.unit].format(column)
+    return column  # a typed timestamp column
+
+
+def pyspark(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
+    """A whole Structured Streaming query over the user's file: it replays the file (availableNow) and prints
+    each window as the watermark closes it. For Kafka, swap the source for the commented one."""
     lag = config.time.delay + config.time.bound
     if config.window.kind is WindowKind.SESSION:
-        group = f"F.session_window('ts', '{_spark_interval(config.window.gap)}')"
+        window = f"F.session_window('event_ts', '{_spark_interval(config.window.gap)}')"
     else:
-        group = f"F.window('ts', '{_spark_interval(config.window.size)}', '{_spark_interval(config.window.slide)}')"
-    lines = ["from pyspark.sql import functions as F",
+        window = (f"F.window('event_ts', '{_spark_interval(config.window.size)}', "
+                  f"'{_spark_interval(config.window.slide)}')")
+    group = f"{window}, '{source.key}'" if source.key else window
+    path = Path(source.path or "events.csv")
+    reader = SPARK_READERS.get(path.suffix.lower(), "csv")
+    header = ".option('header', True)" if reader == "csv" else ""
+    infer = ".option('inferSchema', True)" if reader == "csv" else ""
+    # a streaming file source reads a directory: the file's own, keeping to that file
+    folder, only = (path, "") if path.is_dir() else (path.parent, f".option('pathGlobFilter', {path.name!r})")
+    lines = ["from pyspark.sql import SparkSession, functions as F",
+             "",
+             "spark = SparkSession.builder.master('local[2]').appName('watermark-explorer').getOrCreate()",
+             f"FOLDER = {str(folder)!r}",
+             f"schema = spark.read{header}{infer}{only}.{reader}(FOLDER).schema  # a stream's file source needs one",
+             f"events = spark.readStream.schema(schema){header}{only}.{reader}(FOLDER)",
+             "# from Kafka instead: spark.readStream.format('kafka').option('kafka.bootstrap.servers', ...)"
+             ".option('subscribe', ...).load(), then parse the value",
              "counts = (events",
-             f"          .withWatermark('ts', '{_spark_interval(lag)}')",
-             f"          .groupBy({group}, 'key')",
+             f"          .withColumn('event_ts', {_spark_event_time(source)})",
+             f"          .withWatermark('event_ts', '{_spark_interval(lag)}')",
+             f"          .groupBy({group})",
              "          .count())",
-             "query = counts.writeStream.outputMode('append')  # emits each window once, when the watermark passes its end"]
+             "query = (counts.writeStream",
+             "         .outputMode('append')  # each window once, when the watermark passes its end",
+             "         .format('console').option('truncate', False)",
+             "         .trigger(availableNow=True)  # replay the file, then stop; drop this line to keep listening",
+             "         .start())",
+             "query.awaitTermination()"]
     notes = _unsupported(config, "Spark Structured Streaming", set())
     return _comment("#", notes) + "\n".join(lines) + "\n"
 
 
-def bytewax(config: RunConfig) -> str:
+def bytewax(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
     t = config.time
     wait = t.bound + t.delay
     if config.window.kind is WindowKind.SESSION:
@@ -213,24 +290,25 @@ def bytewax(config: RunConfig) -> str:
              "import bytewax.operators.windowing as win",
              "from bytewax.operators.windowing import EventClock, SessionWindower, SlidingWindower, TumblingWindower",
              "ALIGN_TO = datetime(1970, 1, 1, tzinfo=timezone.utc)",
-             f"clock = EventClock(lambda e: e.timestamp, wait_for_system_duration={_py_timedelta(wait)})",
+             f"clock = EventClock(lambda e: e.{source.event_time}, wait_for_system_duration={_py_timedelta(wait)})",
              f"windower = {windower}",
-             "counts = win.count_window('count', keyed_stream, clock, windower, key=lambda e: e.key)",
+             f"counts = win.count_window('count', keyed_stream, clock, windower, "
+             f"key=lambda e: {f'e.{source.key}' if source.key else repr('all')})",
              "# counts.late holds the items the clock called late (as a stream of their own)"]
     notes = _unsupported(config, "Bytewax", {"side_output", "event_clock", "scope", "timestamp_rule"})
     return _comment("#", notes) + "\n".join(lines) + "\n"
 
 
-TARGETS: dict[str, Callable[[RunConfig], str]] = {
+TARGETS: dict[str, Callable[[RunConfig, ExportSource], str]] = {
     "voltsp-yaml": voltsp_yaml, "voltsp-java": voltsp_java, "flink-java": flink_java, "pyflink": pyflink,
     "pyspark": pyspark, "bytewax": bytewax,
 }
 
 
-def export(config: RunConfig, target: str) -> str:
-    """The snippet for ``target`` (one of :data:`TARGETS`)."""
+def export(config: RunConfig, target: str, source: ExportSource = DEFAULT_SOURCE) -> str:
+    """The snippet for ``target`` (one of :data:`TARGETS`), naming the columns as ``source`` does."""
     from explorer.errors import InputError
 
     if target not in TARGETS:
         raise InputError(f"unknown export target {target!r}; use one of {', '.join(TARGETS)}")
-    return TARGETS[target](config)
+    return TARGETS[target](config, source)

@@ -32,6 +32,10 @@ class Stream:
     has_arrival: bool = False
     has_batch: bool = False
     has_partition: bool = False
+    # where it came from: the file, and the file's own name for each of our columns it maps (an export
+    # hands them back, so a snippet reads the user's file as it is)
+    source: str | None = None
+    source_columns: dict[str, str] = field(default_factory=dict)
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def cached(self, key: Any, make: Callable[[], Any]) -> Any:

@@ -120,7 +120,7 @@ class Explorer:
         self.suggestion = W.HTML()
         self.spark_panel = SparkPanel(lambda: self.stream, self.controls.config, lambda: self.result, self.show_result)
         self.compare_panel = ComparePanel(lambda: self.stream, self.controls.config)
-        self.export_panel = ExportPanel(self.controls.config)
+        self.export_panel = ExportPanel(self.controls.config, lambda: self.stream)
         self._build_data_picker()
         self.clocks = self._clocks_figure()
         self._stream_generation = 0  # part of every frame request: frames of an earlier stream never match

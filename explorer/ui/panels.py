@@ -23,7 +23,7 @@ from explorer.compare import Comparison, Disagreement, compare, side_config
 from explorer.config import PRESETS, RunConfig, delay_of
 from explorer.core import Result, run
 from explorer.errors import InputError
-from explorer.export import TARGETS, export
+from explorer.export import TARGETS, ExportSource, export
 from explorer.streams import Stream, assign_batches
 from explorer.timeutil import MICROS, format_instant
 from explorer.ui.figures import STATUS_COLORS, STATUS_LABELS, STATUSES, plot_time, send
@@ -304,21 +304,29 @@ def _sample(events: pd.DataFrame, keep: set[str]) -> pd.DataFrame:
 
 
 class ExportPanel:
-    """"Copy config as…": the current settings in the chosen engine's API, ready to paste."""
+    """"Copy config as…": the current settings in the chosen engine's API, with the stream's own column names,
+    ready to paste; the copy button puts the text on the clipboard (in the page: the kernel has no clipboard)."""
 
-    def __init__(self, config: Callable[[], RunConfig]):
-        self._config = config
+    COPY = ("<button class='jupyter-button wx-copy' title='copy the snippet to the clipboard' onclick=\""
+            "const box = this.closest('.wx-export').querySelector('textarea');"
+            "navigator.clipboard.writeText(box.value).then(() => { this.textContent = 'copied'; "
+            "setTimeout(() => { this.textContent = 'copy'; }, 1500); });\">copy</button>")
+
+    def __init__(self, config: Callable[[], RunConfig], stream: Callable[[], Stream]):
+        self._config, self._stream = config, stream
         self.target = W.Dropdown(options=list(TARGETS), value="voltsp-yaml", description="copy as")
-        self.text = W.Textarea(layout=W.Layout(width="100%", height="14em"))
+        self.text = W.Textarea(layout=W.Layout(width="100%", height="16em"))
+        self.copy = W.HTML(self.COPY)
         self.target.observe(lambda _c: self.refresh(), names="value")
 
     def refresh(self) -> None:
         try:
-            self.text.value = export(self._config(), self.target.value)
+            self.text.value = export(self._config(), self.target.value, ExportSource.of(self._stream()))
         except InputError as error:
             self.text.value = f"# {error}"
 
     def box(self) -> W.Widget:
         self.refresh()
-        return W.VBox([self.target, self.text])
-
+        box = W.VBox([W.HBox([self.target, self.copy]), self.text])
+        box.add_class("wx-export")
+        return box

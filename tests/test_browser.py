@@ -172,3 +172,66 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
             .some(t => t.startsWith('The two clocks') && t.includes('computed by spark'))""", timeout=30_000)
         browser.close()
     assert (shots / "explorer.png").stat().st_size > 10_000
+
+
+CLIPPED = """() => {
+  const found = [];
+  let labelsSeen = 0, plotsSeen = 0;
+  const visible = el => el.offsetParent !== null && el.getBoundingClientRect().width > 0;
+  const notebook = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook').getBoundingClientRect();
+  const right = Math.min(notebook.right, window.innerWidth);
+  const labels = '.widget-label, .widget-label-basic, button.jupyter-button, .widget-toggle-button, ' +
+                 '.jp-Collapse-header, .lm-TabBar-tabLabel, .widget-html-content';
+  for (const el of document.querySelectorAll(labels)) {
+    if (!visible(el) || !el.closest('.jp-OutputArea')) continue;
+    labelsSeen += 1;
+    if (el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== 'visible')
+      found.push('label cut: ' + el.textContent.trim().slice(0, 40));
+  }
+  for (const plot of document.querySelectorAll('.jp-OutputArea .js-plotly-plot')) {
+    if (!visible(plot)) continue;
+    plotsSeen += 1;
+    const box = plot.getBoundingClientRect();
+    const name = String((plot.layout && plot.layout.title && plot.layout.title.text) || '').slice(0, 30);
+    if (box.right > right + 1) found.push(`figure past the edge by ${Math.round(box.right - right)} px: ${name}`);
+    const svg = plot.querySelector('.main-svg').getBoundingClientRect();
+    for (const part of plot.querySelectorAll('.gtitle, .legend')) {
+      const r = part.getBoundingClientRect();
+      if (r.width && (r.left < svg.left - 1 || r.right > svg.right + 1 || r.top < svg.top - 1))
+        found.push(`${part.getAttribute('class')} clipped in ${name}`);
+    }
+  }
+  return {found, labelsSeen, plotsSeen};
+}"""
+
+
+@pytest.mark.parametrize("width, height, file_browser", [(1280, 800, False), (1600, 1000, True)])
+def test_nothing_is_cut_at_1280_px_or_with_the_file_browser_open(lab, tmp_path, width, height, file_browser):
+    """At 1280×800, and at 1600 px with JupyterLab's file browser open, the curve was off-screen, the
+    two-clocks title and legend clipped, and labels cut ("idle timeout (0…", "Run on Sp…", "micro-bat…")."""
+    from playwright.sync_api import sync_playwright
+
+    url, token = lab
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": width, "height": height})
+        open_explorer(page, url, token, tmp_path)
+        sidebar = page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab[data-id='filebrowser']")
+        is_open = "lm-mod-current" in (sidebar.get_attribute("class") or "")
+        if is_open != file_browser:
+            sidebar.click()
+        page.wait_for_timeout(1500)  # the figures follow the new width
+        page.screenshot(path=str(tmp_path / f"layout-{width}.png"))
+        seen = page.evaluate(CLIPPED)
+        assert seen["plotsSeen"] >= 3 and seen["labelsSeen"] >= 20  # the check looked at the explorer
+        found = seen["found"]
+        for title in ("Run on Spark", "Compare engines", "Copy config as…"):
+            header = page.get_by_text(title, exact=True).first
+            header.click()  # each panel open in turn, so its labels show
+            header.scroll_into_view_if_needed()
+            page.wait_for_timeout(500)
+            seen = page.evaluate(CLIPPED)
+            assert seen["labelsSeen"] >= 3, title
+            found += [f"{title}: {what}" for what in seen["found"] if what not in found]
+        browser.close()
+    assert found == [], '\n'.join(found)

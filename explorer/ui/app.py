@@ -72,6 +72,8 @@ UPLOAD = "(uploaded file)"
 INSPECTOR_HINT = "<i>Click an event or a window marker to see why.</i>"
 COMPUTING = "<i>computing…</i>"
 CURVE_TITLE = "completeness vs latency"
+# side by side where the page is wide, one under the other at 1280 px or beside JupyterLab's sidebar
+SIDE_FIGURE_WIDTH = 440
 
 
 @dataclass
@@ -278,7 +280,7 @@ class Explorer:
         fig = go.FigureWidget()
         fig.add_bar(name="events", marker_color="#4C78A8", hovertemplate="delay %{x:.2f} s: %{y}<extra></extra>")
         # a log count axis: the tail the delay must cover is a few events per bin beside thousands at the head
-        fig.update_layout(height=260, width=470, margin=dict(l=50, r=10, t=60, b=40),
+        fig.update_layout(height=260, width=SIDE_FIGURE_WIDTH, margin=dict(l=50, r=10, t=60, b=40),
                           title=dict(text="delay = arrival − event time", y=0.98, yanchor="top"),
                           xaxis_title="delay, s", yaxis=dict(type="log", title="events"), bargap=0, showlegend=False)
         return fig
@@ -289,7 +291,7 @@ class Explorer:
                         hovertemplate="delay %{text} s<br>latency %{x:.2f} s<br>completeness %{y:.2f}%<extra></extra>")
         fig.add_scatter(name="current", mode="markers", marker=dict(size=14, color="#E45756", symbol="circle-open",
                                                                     line=dict(width=3)), hoverinfo="skip")
-        fig.update_layout(height=260, width=470, margin=dict(l=50, r=10, t=40, b=40), title=CURVE_TITLE,
+        fig.update_layout(height=260, width=SIDE_FIGURE_WIDTH, margin=dict(l=50, r=10, t=40, b=40), title=CURVE_TITLE,
                           xaxis_title="avg emit latency, s (event time)", yaxis_title="completeness %",
                           showlegend=False)
         return fig
@@ -691,13 +693,14 @@ class Explorer:
     def widget(self) -> W.Widget:
         data = W.VBox([W.HTML("<b>Data</b>"), self.source, W.HBox([self.seed, self.size]), self.load_button,
                        self.upload_form.box])
-        left = W.VBox([data, self.controls.box()], layout=W.Layout(width="28em"))
-        stepper = W.HBox([self.play, self.batch, self.key])
-        target = W.HBox([self.target, self.suggestion])
+        left = W.VBox([data, self.controls.box()], layout=W.Layout(flex="0 0 28em"))
+        wrap = W.Layout(flex_flow="row wrap")  # rows that fold rather than run off a narrow page
+        stepper = W.HBox([self.play, self.batch, self.key], layout=wrap)
+        target = W.HBox([self.target, self.suggestion], layout=W.Layout(flex_flow="row wrap"))
         right = W.VBox([self.message, self.cards, self.clocks, stepper,
-                        W.HBox([self.histogram, self.curve_figure]), target,
+                        W.HBox([self.histogram, self.curve_figure], layout=wrap), target,
                         W.HTML("<b>Inspector</b>"), self.inspector, self.panels(), self.page_frames],
-                       layout=W.Layout(flex="1"))
+                       layout=W.Layout(flex="1 1 0", min_width="0"))  # min_width 0: it may shrink below its content
         return W.HBox([left, right])
 
     def panels(self) -> W.Accordion:

@@ -31,7 +31,7 @@ class Controls:
     def __init__(self, max_delay: float = 40.0):
         self.preset = W.Dropdown(options=sorted(PRESETS), value="voltsp", description="preset", style=STYLE, layout=wide())
         self.time_source = W.ToggleButtons(options=[("event time", "event"), ("processing time", "processing")],
-                                           description="time", style={**STYLE, "button_width": "8em"})
+                                           description="time", style={**STYLE, "button_width": "auto"})
         self.strategy = W.Dropdown(options=[("MIN_EVENT_TIME (per batch)", "min"), ("MAX_EVENT_TIME (per batch)", "max"),
                                             ("bounded (max seen − L, per event)", "bounded"),
                                             ("event clock (Bytewax: moves with arrival time)", "event-clock")],
@@ -43,10 +43,12 @@ class Controls:
                                style=STYLE, layout=wide())
         self.rule = W.Dropdown(options=[("window already closed", "window"), ("timestamp < watermark", "timestamp")],
                                description="late when", style=STYLE, layout=wide())
-        self.idle = _slider("idle timeout (0=off)", 600.0, step=1.0)
+        self.idle = _slider("idle timeout (s)", 600.0, step=1.0)
+        self.idle.tooltip = "flush a key's windows after this much silence; 0 = off"
         self.idle_clock = W.Dropdown(options=["processing", "event"], description="idle clock", style=STYLE, layout=wide())
-        self.source_idle = W.FloatText(value=0.0, step=1.0, description="partition idle (s, 0=off)", style=STYLE,
-                                       layout=wide())  # Flink's withIdleness
+        self.source_idle = W.FloatText(value=0.0, step=1.0, description="partition idle (s)", style=STYLE,
+                                       layout=wide(), tooltip="a partition this long without events leaves the "
+                                                              "watermark merge (Flink's withIdleness); 0 = off")
         self.window_kind = W.Dropdown(options=[k.value for k in WindowKind], description="window", style=STYLE,
                                       layout=wide())
         self.size = W.FloatText(value=10.0, description="size / gap (s)", style=STYLE, layout=wide())

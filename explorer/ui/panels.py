@@ -72,10 +72,11 @@ class SparkPanel:
     def __init__(self, stream: Callable[[], Stream], config: Callable[[], RunConfig],
                  preview: Callable[[], Result | None], show: Callable[[Result], None]):
         self._stream, self._config, self._preview, self._show = stream, config, preview, show
-        self.run_button = W.Button(description="Run on Spark", icon="play", button_style="primary")
+        self.run_button = W.Button(description="Run on Spark", icon="play", button_style="primary",
+                                   layout=W.Layout(width="auto"))
         self.cancel_button = W.Button(description="cancel", icon="stop", disabled=True)
         self.progress = W.IntProgress(value=0, min=0, max=1, description="micro-batches",
-                                      layout=W.Layout(width="26em"))
+                                      style={"description_width": "initial"}, layout=W.Layout(width="26em"))
         self.status = W.HTML(self.INTRO)
         self.badge = W.HTML()
         self._stream_generation = 0  # a run finishing after the stream changed is not shown over the new one
@@ -150,7 +151,9 @@ class SparkPanel:
         self.status.value = f"micro-batch {p.batch}/{p.batches}: {p.rows} rows, watermark {wm}, {p.duration_ms} ms"
 
     def box(self) -> W.Widget:
-        return W.VBox([W.HBox([self.run_button, self.cancel_button, self.progress, self.anyway]), self.status,
+        row = W.HBox([self.run_button, self.cancel_button, self.progress, self.anyway],
+                     layout=W.Layout(flex_flow="row wrap"))  # folds on a narrow page rather than cutting labels
+        return W.VBox([row, self.status,
                        self.badge])
 
 

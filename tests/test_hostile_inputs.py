@@ -1,0 +1,96 @@
+"""The CLI's contract under hostile-but-fair input (issue 17): exit 0, or exit 2 with exactly one line on stderr
+that says what to fix; never a traceback, a hang or an overwritten file. Each case below is an input that once
+broke the contract; the fuzz tests at the end look for new ones."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from explorer.cli import main
+
+GOOD_CSV = "id,event_time,arrival_time\na,1,2\nb,2,3\nc,12,13\nd,25,26\n"
+
+
+def refused(capsys, argv: list[str], *words: str) -> str:
+    """Run the CLI in this process; it must exit 2 with one line on stderr containing every word."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and err.count("\n") == 1, err
+    for word in words:
+        assert word in err, (word, err)
+    return err
+
+
+@pytest.fixture
+def good(tmp_path) -> str:
+    path = tmp_path / "good.csv"
+    path.write_text(GOOD_CSV)
+    return str(path)
+
+
+# --- options -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, words", [
+    (["run", "GOOD", "--nope"], ["unrecognized arguments: --nope"]),
+    (["run", "GOOD", "--preset", "nope"], ["--preset", "invalid choice"]),
+    (["compare", "GOOD", "--presets", "voltsp", "--limit", "x"], ["--limit", "invalid int"]),
+    (["compare", "GOOD", "--presets", "voltsp,flink", "--limit", "-1"], ["--limit must be ≥ 0"]),
+    (["run", "GOOD", "--window", "tumbling:99999999999999d"], ["100 years"]),
+    (["run", "GOOD", "--delay", "99999999999999999999"], ["100 years"]),
+    (["run", "GOOD", "--batches", "count:²"], ["count:N"]),
+    (["run", "GOOD", "--window", "sliding:1h:1us"], ["3,600,000,000 windows"]),
+])
+def test_bad_options_are_one_line(capsys, good, argv, words):
+    refused(capsys, [good if a == "GOOD" else a for a in argv], *words)
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["textbook", "--mean-delay", "0"], ["--mean-delay must be > 0"]),
+    (["textbook", "--spacing", "-1"], ["--spacing must be > 0"]),
+    (["textbook", "--spacing", "nan"], ["--spacing must be a number"]),
+    (["mobile-bursts", "--seed", "-1"], ["--seed must be ≥ 0"]),
+    (["skewed-partitions", "--partitions", "0"], ["--partitions must be ≥ 1"]),
+    (["mobile-bursts", "--duration", "1e7", "--rate", "100"], ["events; at most"]),
+    (["kafka-export", "--start", "yesterday"], ["--start"]),
+])
+def test_bad_generator_options_are_one_line(capsys, tmp_path, argv, words):
+    refused(capsys, ["generate", *argv, "--out", str(tmp_path / "out.csv")], *words)
+    assert not (tmp_path / "out.csv").exists()
+
+
+# --- output paths --------------------------------------------------------------------------------------
+
+def test_generate_never_overwrites_without_force(capsys, tmp_path):
+    target = tmp_path / "mine.csv"
+    target.write_text("precious")
+    refused(capsys, ["generate", "voltsp", "--out", str(target)], "exists", "--force")
+    assert target.read_text() == "precious"
+    assert main(["generate", "voltsp", "--out", str(target), "--force"]) == 0
+    assert target.read_text().startswith("id,event_time")
+
+
+def test_generate_by_default_keeps_the_committed_samples(capsys, monkeypatch):
+    monkeypatch.chdir(Path(__file__).parents[1])
+    before = Path("data/voltsp.csv").read_bytes()
+    refused(capsys, ["generate", "voltsp"], "data/voltsp.csv", "--force")
+    assert Path("data/voltsp.csv").read_bytes() == before
+
+
+def test_generate_into_a_directory_or_nowhere(capsys, tmp_path):
+    refused(capsys, ["generate", "voltsp", "--out", str(tmp_path)], "is a directory")
+    refused(capsys, ["generate", "voltsp", "--out", "/proc/nope/x.csv"], "cannot write")
+    refused(capsys, ["generate", "voltsp", "--out", str(tmp_path / "x.txt")], "unknown file type")
+
+
+def test_run_out_refuses_a_file_a_previous_run_and_an_unwritable_place(capsys, tmp_path, good):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    refused(capsys, ["run", good, "--out", str(afile)], "is a file")
+    refused(capsys, ["run", good, "--out", "/proc/nope"], "cannot create")
+    assert main(["run", good, "--out", str(tmp_path / "res")]) == 0
+    capsys.readouterr()
+    refused(capsys, ["run", good, "--out", str(tmp_path / "res")], "already has events.csv", "--force")
+    assert main(["run", good, "--out", str(tmp_path / "res"), "--force"]) == 0

@@ -166,20 +166,16 @@ def load_source(args: argparse.Namespace, event_time_column: str | None = None) 
     if not args.events:
         raise InputError("an events file (or --synthetic NAME) is needed")
     columns = {c: getattr(args, f"{c}_col") for c in COLUMN_OPTIONS if getattr(args, f"{c}_col", None)}
-    if event_time_column and "event_time" not in columns:
-        header = _header(Path(args.events))
-        if event_time_column in header and event_time_column != "event_time":
-            columns["event_time"] = event_time_column
+    if event_time_column and "event_time" not in columns:  # the YAML's eventTimeExtractor names the column
+        columns["event_time"] = event_time_column
+        try:
+            return load_events(args.events, time_unit=parse_time_units(args.time_unit), columns=columns)
+        except InputError as exc:
+            if f"{event_time_column!r} not in the file" in str(exc):
+                raise InputError(f"{exc}; the config's eventTimeExtractor names it (give --event-time-col to use "
+                                 "another)") from None
+            raise
     return load_events(args.events, time_unit=parse_time_units(args.time_unit), columns=columns or None)
-
-
-def _header(path: Path) -> list[str]:
-    try:
-        if path.suffix.lower() == ".csv":
-            return list(pd.read_csv(path, nrows=0).columns)
-    except Exception:
-        return []
-    return []
 
 
 def build_config(args: argparse.Namespace) -> tuple[RunConfig, str | None]:

@@ -94,3 +94,49 @@ def test_run_out_refuses_a_file_a_previous_run_and_an_unwritable_place(capsys, t
     capsys.readouterr()
     refused(capsys, ["run", good, "--out", str(tmp_path / "res")], "already has events.csv", "--force")
     assert main(["run", good, "--out", str(tmp_path / "res"), "--force"]) == 0
+
+
+# --- YAML configs --------------------------------------------------------------------------------------
+
+BOMB = "a: &a [x,x,x,x,x,x,x,x,x]\n" + "".join(
+    f"{b}: &{b} [{', '.join(['*' + a] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi")) + "timeConfig:\n  heartbeat: *i\n"
+
+
+@pytest.mark.parametrize("text, words", [
+    ("timeConfig: 5\n", ["timeConfig must be a mapping"]),
+    ("timeConfig: [1, 2]\n", ["timeConfig must be a mapping"]),
+    ("emitter: 5\n", ["emitter must be a mapping"]),
+    ("emitter: [tumbling-time-window]\n", ["emitter must be a mapping"]),
+    ("emitter:\n  tumbling-time-window: 7\n", ["emitter.tumbling-time-window must be a mapping"]),
+    ("emitter:\n  tumbling-time-window:\n    windowSpan: 0s\n", ["positive"]),
+    ("emitter:\n  sliding-time-window:\n    windowSpan: 10s\n    slide: 0s\n", ["positive"]),
+    ("timeConfig:\n  idleTimeout: 5s\n  heartbeat: 0s\n", ["heartbeat", "positive"]),
+    ("timeConfig:\n  idleTimeout: 5s\n  heartbeat: -10s\n", ["heartbeat", "positive"]),
+    ("timeConfig:\n  delayWindowClose: " + "9" * 400 + "\n", ["delayWindowClose", "too large"]),
+    ("timeConfig:\n  delayWindowClose: .inf\n", ["delayWindowClose", "finite"]),
+    ("timeConfig:\n  delayWindowClose: true\n", ["delayWindowClose"]),
+    ("timeConfig:\n  delayWindowClos: 3s\n", ["unknown timeConfig setting", "did you mean 'delayWindowClose'"]),
+    ("timeconfig:\n  delayWindowClose: 3s\n", ["unknown top-level setting", "did you mean 'timeConfig'"]),
+    ("timeConfig: {a: [}\n", ["not valid YAML at line 1"]),
+    (BOMB, ["aliases"]),
+    ("a: &a [*a]\ntimeConfig: {}\n", ["aliases"]),
+    ("[" * 5000 + "]" * 5000, ["nested too deeply"]),
+])
+def test_bad_yaml_is_one_line_naming_the_file(capsys, tmp_path, good, text, words):
+    config = tmp_path / "config.yaml"
+    config.write_text(text)
+    refused(capsys, ["run", good, "--config", str(config)], str(config), *words)
+
+
+def test_yaml_in_utf16_is_read_and_a_directory_is_refused(capsys, tmp_path, good):
+    config = tmp_path / "utf16.yaml"
+    config.write_bytes("timeConfig:\n  eventTimeExtractor: event_time\n  delayWindowClose: 3s\n".encode("utf-16"))
+    assert main(["run", good, "--config", str(config), "--format", "json"]) == 0
+    assert '"delay": 3000000' in capsys.readouterr().out
+    refused(capsys, ["run", good, "--config", str(tmp_path)], "is a directory")
+
+
+def test_an_event_time_extractor_naming_a_missing_column_is_refused(capsys, tmp_path, good):
+    config = tmp_path / "config.yaml"
+    config.write_text("timeConfig:\n  eventTimeExtractor: org.acme.Event::ts\n")
+    refused(capsys, ["run", good, "--config", str(config)], "'ts' not in the file", "eventTimeExtractor")

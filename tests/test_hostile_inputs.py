@@ -140,3 +140,36 @@ def test_an_event_time_extractor_naming_a_missing_column_is_refused(capsys, tmp_
     config = tmp_path / "config.yaml"
     config.write_text("timeConfig:\n  eventTimeExtractor: org.acme.Event::ts\n")
     refused(capsys, ["run", good, "--config", str(config)], "'ts' not in the file", "eventTimeExtractor")
+
+
+# --- event files ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, content, words", [
+    ("utf16.csv", GOOD_CSV.encode("utf-16"), ["UTF-16", "UTF-8"]),
+    ("binary.csv", bytes(range(256)) * 4, ["not a text file", "UTF-8 CSV"]),
+    ("latin1.csv", "id,event_time\ncafé,1\n".encode("latin-1"), ["not a text file", "0xe9"]),
+    ("binary.jsonl", b"\x89PNG\r\n\x1a\n\x00\x00", ["not a text file", "JSON lines"]),
+    ("extra.csv", b"id,event_time,arrival_time\na,1,2\nb,2,3\nc,3,4,5\nd,4,5\n", ["row 3 (line 4) has 4 fields"]),
+    ("corrupt.parquet", b"PAR1" + b"\x00" * 64 + b"PAR1", ["cannot be read as PARQUET"]),
+])
+def test_unreadable_files_say_what_they_are(capsys, tmp_path, name, content, words):
+    path = tmp_path / name
+    path.write_bytes(content)
+    refused(capsys, ["validate", str(path)], str(path), *words)
+
+
+def test_a_symlink_loop_is_not_called_missing(capsys, tmp_path):
+    loop = tmp_path / "loop.csv"
+    os.symlink(loop, loop)
+    err = refused(capsys, ["validate", str(loop)], "symbolic links")
+    assert "not found" not in err
+
+
+def test_a_directory_blames_the_file_and_its_own_row(capsys, tmp_path):
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    (folder / "a.csv").write_text(GOOD_CSV)
+    (folder / "b.csv").write_text("id,event_time,arrival_time\nx,30,31\nb,31,32\n")
+    refused(capsys, ["validate", str(folder)], str(folder / "b.csv"), "row 2", "duplicate id 'b', also in a.csv row 2")
+    (folder / "b.csv").write_text("id,event_time,arrival_time\nx,2026-01-01T00:00:00Z,2026-01-01T00:00:01Z\n")
+    refused(capsys, ["validate", str(folder)], str(folder / "b.csv"), "ISO-8601", "a.csv holds")

@@ -389,6 +389,9 @@ def cmd_validate(args: argparse.Namespace) -> None:
     else:
         print("  no arrival_time column: file order is arrival order")
     print(f"  batch column: {'yes' if stream.has_batch else 'no'}")
+    if stream.arrivals_raised:
+        print(f"  {stream.arrivals_raised} event(s) in a later batch than events that arrived after them: each is "
+              "taken to arrive with the latest arrival before it, so processing time never goes back")
 
 
 def cmd_generate(args: argparse.Namespace) -> None:

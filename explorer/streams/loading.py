@@ -229,10 +229,22 @@ def stream_from_frame(
     has_batch = "batch" in frame.columns
     order = arrival_order(out, has_arrival, has_batch)
     out = out.iloc[order].reset_index(drop=True)
+    raised = 0
+    if has_batch and has_arrival:
+        out["arrival_time"], raised = processing_clock(out["arrival_time"].to_numpy(dtype=np.int64))
     event_format = formats["event_time"]
     return Stream(out, name=name, time_unit=event_format.unit if event_format.kind in ("epoch", "number") else "s",
                   time_formats=formats, has_keys="key" in frame.columns, has_arrival=has_arrival,
-                  has_batch=has_batch, has_partition="partition" in frame.columns)
+                  has_batch=has_batch, has_partition="partition" in frame.columns, arrivals_raised=raised)
+
+
+def processing_clock(arrival: np.ndarray) -> tuple[np.ndarray, int]:
+    """Arrival times in batch order made monotone: an event the file puts in a later batch than an event that
+    arrived after it cannot be processed before that batch was, so it is taken to arrive with the latest arrival
+    before it. Every clock the engines keep (commits, Bytewax's event clock, idle timeouts) then only moves
+    forward, whichever batching is chosen. Returns the clock and how many arrivals it raised."""
+    clock = np.maximum.accumulate(arrival)
+    return clock, int((clock != arrival).sum())
 
 
 def arrival_order(events: pd.DataFrame, has_arrival: bool, has_batch: bool) -> np.ndarray:

@@ -32,6 +32,7 @@ class Stream:
     has_arrival: bool = False
     has_batch: bool = False
     has_partition: bool = False
+    arrivals_raised: int = 0  # arrivals the batch column put behind an earlier batch's (loading.processing_clock)
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def cached(self, key: Any, make: Callable[[], Any]) -> Any:

@@ -490,8 +490,9 @@ def read_yaml(path: str | Path) -> Any:
         raise InputError(f"{path}: cannot read the config file ({exc.strerror})") from None
     if len(data) > MAX_YAML_BYTES:
         raise InputError(f"{path}: over {MAX_YAML_BYTES // 1024} KiB; a config file is a few KB")
-    loader = yaml.SafeLoader(data)
+    loader = None
     try:
+        loader = yaml.SafeLoader(data)  # reads the encoding and the first characters: can fail already
         node = loader.get_single_node()
         if node is None:
             return None
@@ -507,7 +508,8 @@ def read_yaml(path: str | Path) -> Any:
     except RecursionError:
         raise InputError(f"{path}: nested too deeply to be a config file") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
 
 
 def _expanded_nodes(node: yaml.Node, memo: dict[int, int | None]) -> int:

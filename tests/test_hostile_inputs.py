@@ -4,12 +4,21 @@ broke the contract; the fuzz tests at the end look for new ones."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from explorer.cli import main
+
+from strategies import examples
 
 GOOD_CSV = "id,event_time,arrival_time\na,1,2\nb,2,3\nc,12,13\nd,25,26\n"
 
@@ -173,3 +182,125 @@ def test_a_directory_blames_the_file_and_its_own_row(capsys, tmp_path):
     refused(capsys, ["validate", str(folder)], str(folder / "b.csv"), "row 2", "duplicate id 'b', also in a.csv row 2")
     (folder / "b.csv").write_text("id,event_time,arrival_time\nx,2026-01-01T00:00:00Z,2026-01-01T00:00:01Z\n")
     refused(capsys, ["validate", str(folder)], str(folder / "b.csv"), "ISO-8601", "a.csv holds")
+
+
+# --- fuzz: the contract over bytes and over mutations of valid files, options and YAML -------------------
+
+FUZZ = settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow],
+                database=None)
+SECONDS_PER_RUN = 20  # a 12-row file: anything near this is a hang
+
+HOSTILE = ["", " ", "nan", "NaN", "inf", "-inf", "-1", "0", "1e30", "-1e30", "1e400", "9" * 40, "true", "null",
+           "²", "٣", "1,5", "0x10", "2026-13-45", "2026-01-01T00:00:00", "2026-01-01T00:00:00+05:00", "1.5e3",
+           "\t", "é", "a\"b", "-0", "18446744073709551615", "9223372036854.775807"]
+OPTIONS = {
+    "--window": ["tumbling:{d}", "sliding:{d}:{d}", "session:{d}", "tumbling", "{x}", "sliding:{d}"],
+    "--delay": ["{d}", "{x}"], "--bound": ["{d}"], "--allowed-lateness": ["{d}"], "--idle-timeout": ["{d}", "off"],
+    "--heartbeat": ["{d}"], "--source-idle-timeout": ["{d}"], "--batches": ["count:{x}", "interval:{d}", "column",
+                                                                            "event", "{x}"],
+    "--preset": ["voltsp", "flink", "spark", "bytewax", "storm", "textbook"],
+    "--strategy": ["min", "max", "bounded", "event-clock"], "--scope": ["key", "global", "partition-min"],
+    "--time": ["event", "processing"], "--late": ["drop", "side-output"], "--time-unit": ["{x}", "ms", "us",
+                                                                                          "arrival_time={x}"],
+    "--event-time-col": ["{x}", "ts"], "--key-col": ["{x}", "key"],
+}
+durations = st.one_of(st.sampled_from(["0", "1", "5s", "10", "1us", "500ms", "-5", "1h", "99999d", "0.0000001",
+                                       "1e3", "nan", "", "³"]), st.integers(-10, 10**6).map(str))
+
+
+@st.composite
+def option_lists(draw) -> list[str]:
+    argv = []
+    for option in draw(st.lists(st.sampled_from(sorted(OPTIONS)), max_size=4, unique=True)):
+        template = draw(st.sampled_from(OPTIONS[option]))
+        value = template.replace("{x}", draw(st.sampled_from(HOSTILE)))
+        while "{d}" in value:
+            value = value.replace("{d}", draw(durations), 1)
+        argv += [option, value]
+    return argv
+
+
+@st.composite
+def mutated_events(draw) -> tuple[str, bytes]:
+    """A valid small events table, then a few cells, columns or rows made hostile; as CSV or JSON lines."""
+    n = draw(st.integers(1, 12))
+    rows = [{"id": f"e{i}", "key": draw(st.sampled_from("ab")), "event_time": draw(st.integers(0, 40)),
+             "arrival_time": draw(st.integers(0, 60)), "batch": draw(st.integers(1, 3)),
+             "partition": draw(st.sampled_from("PQ"))} for i in range(n)]
+    columns = draw(st.lists(st.sampled_from(["key", "arrival_time", "batch", "partition"]), unique=True))
+    columns = ["id", "event_time", *columns]
+    for _ in range(draw(st.integers(0, 3))):
+        row = draw(st.integers(0, n - 1))
+        rows[row][draw(st.sampled_from(columns))] = draw(st.one_of(st.sampled_from(HOSTILE), st.text(max_size=8),
+                                                                   st.floats(), st.booleans(), st.none()))
+    if draw(st.booleans()):
+        columns = draw(st.permutations(columns))
+    if draw(st.booleans()):
+        return "jsonl", "".join(json.dumps({c: r[c] for c in columns}) + "\n" for r in rows).encode()
+    lines = [",".join(columns)] + [",".join(str(r[c]) for c in columns) for r in rows]
+    if draw(st.booleans()):  # a structural fault: a row with a field more or less, or a cut-off file
+        i = draw(st.integers(0, len(lines) - 1))
+        lines[i] = draw(st.sampled_from([lines[i] + ",x", lines[i].rpartition(",")[0], lines[i][:3], ""]))
+    return "csv", ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
+
+
+yaml_scalars = st.one_of(st.sampled_from(HOSTILE + ["MAX_EVENT_TIME", "3s", "PROCESSING_TIME", "*a", "&a x"]),
+                         st.integers(), st.floats(), st.booleans(), st.none(), st.text(max_size=6))
+yaml_keys = st.sampled_from(["timeConfig", "emitter", "window", "batches", "preset", "tumbling-time-window",
+                             "sliding-time-window", "session-window", "windowSpan", "slide", "gap",
+                             "eventTimeExtractor", "watermarkStrategy", "delayWindowClose", "idleTimeout",
+                             "heartbeat", "allowedLateness", "scope", "bound", "x"])
+yaml_docs = st.recursive(yaml_scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                               st.dictionaries(yaml_keys, inner, max_size=4)),
+                         max_leaves=12)
+
+
+def holds_the_contract(argv: list[str]) -> None:
+    """exit 0, or exit 2 with exactly one line on stderr; no exception escapes; done in SECONDS_PER_RUN."""
+    def too_slow(*_):
+        raise TimeoutError(f"the CLI took over {SECONDS_PER_RUN} s: {argv}")
+
+    err, out = io.StringIO(), io.StringIO()
+    previous = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(SECONDS_PER_RUN)
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            status = main(argv)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert status in (0, 2), (status, argv)
+    if status == 2:
+        assert err.getvalue().startswith("error: ") and err.getvalue().count("\n") == 1, (err.getvalue(), argv)
+
+
+@FUZZ
+@given(events=mutated_events(), options=option_lists(), command=st.sampled_from(["run", "validate", "curve"]))
+def test_fuzz_mutated_event_files_and_options(tmp_path_factory, events, options, command):
+    suffix, content = events
+    path = tmp_path_factory.mktemp("fuzz") / f"events.{suffix}"
+    path.write_bytes(content)
+    extra = {"run": ["--format", "json"], "validate": [], "curve": ["--delays", "0,2"]}[command]
+    holds_the_contract([command, str(path), *extra, *(options if command != "validate" else options[-2:])])
+
+
+@FUZZ
+@given(content=st.binary(max_size=400), suffix=st.sampled_from(["csv", "jsonl", "parquet", "yaml"]))
+def test_fuzz_arbitrary_bytes(tmp_path_factory, content, suffix):
+    folder = tmp_path_factory.mktemp("bytes")
+    path = folder / f"input.{suffix}"
+    path.write_bytes(content)
+    if suffix == "yaml":
+        (folder / "good.csv").write_text(GOOD_CSV)
+        holds_the_contract(["run", str(folder / "good.csv"), "--config", str(path)])
+    else:
+        holds_the_contract(["validate", str(path)])
+
+
+@FUZZ
+@given(doc=yaml_docs, options=option_lists())
+def test_fuzz_yaml_configs(tmp_path_factory, doc, options):
+    folder = tmp_path_factory.mktemp("yaml")
+    (folder / "good.csv").write_text(GOOD_CSV)
+    (folder / "config.yaml").write_text(yaml.safe_dump(doc))
+    holds_the_contract(["run", str(folder / "good.csv"), "--config", str(folder / "config.yaml"), *options])

@@ -282,7 +282,7 @@ def cmd_run(args: argparse.Namespace) -> None:
         with _writing(Path(args.out)):
             _write_out(result, Path(args.out))
     elif args.format == "json":
-        print(json.dumps(result.to_json()))
+        result.write_json(sys.stdout)
     else:
         _print_run_table(result)
 

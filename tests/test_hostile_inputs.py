@@ -304,3 +304,22 @@ def test_fuzz_yaml_configs(tmp_path_factory, doc, options):
     (folder / "good.csv").write_text(GOOD_CSV)
     (folder / "config.yaml").write_text(yaml.safe_dump(doc))
     holds_the_contract(["run", str(folder / "good.csv"), "--config", str(folder / "config.yaml"), *options])
+
+
+# --- resources ----------------------------------------------------------------------------------------------
+
+def test_run_json_is_streamed_and_identical_to_the_document(capsys, monkeypatch):
+    """--format json is written record by record (5M events once took 10 GB as one string), byte for byte what
+    json.dumps of the whole document gives."""
+    from explorer.core import Result
+    from explorer.core import run as run_core
+    from explorer.streams import generate
+
+    result = run_core(generate("textbook", events=300))
+    expected = json.dumps(result.to_json())
+    out = io.StringIO()
+    result.write_json(out)
+    assert out.getvalue() == expected + "\n"
+    monkeypatch.setattr(Result, "to_json", lambda self: pytest.fail("the CLI built the whole document"))
+    assert main(["run", "--synthetic", "textbook", "--events", "300", "--format", "json"]) == 0
+    assert capsys.readouterr().out == expected + "\n"

@@ -11,6 +11,7 @@ import os
 import signal
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
@@ -323,3 +324,37 @@ def test_run_json_is_streamed_and_identical_to_the_document(capsys, monkeypatch)
     monkeypatch.setattr(Result, "to_json", lambda self: pytest.fail("the CLI built the whole document"))
     assert main(["run", "--synthetic", "textbook", "--events", "300", "--format", "json"]) == 0
     assert capsys.readouterr().out == expected + "\n"
+
+
+def test_a_run_too_big_for_the_machine_is_refused_with_the_figure(capsys, monkeypatch, tmp_path):
+    monkeypatch.setattr("explorer.budget.available_bytes", lambda: 1024**3)
+    refused(capsys, ["run", "--synthetic", "textbook", "--window", "sliding:1000:1"],
+            "needs about 3.2 GiB (20,000 events × 1,000 windows each)", "1.0 GiB is available", "--engine spark")
+    assert main(["run", "--synthetic", "textbook", "--window", "sliding:20:10"]) == 0
+    capsys.readouterr()
+    path = tmp_path / "events.parquet"
+    pd.DataFrame({"event_time": range(2000)}).to_parquet(path)
+    monkeypatch.setattr("explorer.budget.available_bytes", lambda: 1024**2)
+    refused(capsys, ["validate", str(path)], "2,000 rows needs about", "sample it")
+
+
+@pytest.mark.parametrize("window", ["tumbling:10", "sliding:100:10", "session:5"])
+def test_the_memory_prediction_is_an_upper_bound(window):
+    """The figure a run is refused by must not be optimistic: measured peaks stay under it."""
+    import tracemalloc
+
+    from explorer.budget import run_bytes
+    from explorer.config import WindowSpec, preset
+    from explorer.core import run as run_core
+    from explorer.streams import generate
+
+    stream = generate("textbook", events=20_000)
+    config = preset("voltsp").__class__(window=WindowSpec.parse(window))
+    run_core(stream, config)  # caches of the stream and the kernel are not the run's
+    tracemalloc.start()
+    try:
+        run_core(stream, config)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= run_bytes(len(stream), config), (peak, run_bytes(len(stream), config))

@@ -15,6 +15,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from explorer.budget import BYTES_PER_LOADED_ROW, BYTES_PER_TEXT_BYTE, check_load
 from explorer.errors import InputError
 from explorer.streams.stream import Stream
 from explorer.streams.times import MICROS_PER, TimeFormat, is_blank, consistent, read_times
@@ -112,7 +113,21 @@ def _read_checked(path: Path, max_bytes: int) -> pd.DataFrame:
                          "sample it, or use the Spark sweep for large traces")
     if fmt != "parquet":
         _check_text(path, fmt)
+        check_load(path, size * BYTES_PER_TEXT_BYTE, None)
+    else:
+        rows = _parquet_rows(path)
+        check_load(path, rows * BYTES_PER_LOADED_ROW, rows)
     return _read(path, fmt)
+
+
+def _parquet_rows(path: Path) -> int:
+    """The row count from the footer, without reading the data (0 if the footer is unreadable: _read says so)."""
+    import pyarrow.parquet as pq  # here, not at import: the CLI starts faster for CSV
+
+    try:
+        return pq.ParquetFile(path).metadata.num_rows
+    except Exception:  # a corrupt file; _read reports it in words
+        return 0
 
 
 _BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32", b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16"}

@@ -8,7 +8,9 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Sequence
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, NoReturn, Sequence
 
 import numpy as np
 import pandas as pd
@@ -22,6 +24,7 @@ from explorer.export import ExportSource, export
 from explorer.errors import InputError
 from explorer.metrics import curve, format_curve_table, tune
 from explorer.streams import GENERATORS, Stream, generate, load_events
+from explorer.streams.generators import make_frame
 from explorer.streams.loading import parse_time_units
 from explorer.timeutil import MICROS, exact_seconds, format_instant, human_duration, parse_duration
 
@@ -85,8 +88,17 @@ def _add_engine(parser: argparse.ArgumentParser, streaming: bool = True) -> None
                        help="keep staged input, checkpoint and output here; run again with the same DIR to resume")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a mistake on the command line is an InputError: one line, exit 2, like any other bad input
+    (argparse's own error prints a usage block first). Subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.removeprefix("python -m explorer").strip()
+        raise InputError(f"{command + ': ' if command else ''}{' '.join(message.split())} (see --help)")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m explorer", description=__doc__)
+    parser = _Parser(prog="python -m explorer", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p_run = sub.add_parser("run", help="evaluate one configuration over a stream")
@@ -94,6 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config(p_run)
     p_run.add_argument("--format", choices=["json", "table"], default="table")
     p_run.add_argument("--out", metavar="DIR", help="write events.csv, assignments.csv, windows.csv, watermarks.csv and metrics.json")
+    p_run.add_argument("--force", action="store_true", help="overwrite those files if --out already has them")
     _add_engine(p_run)
 
     p_curve = sub.add_parser("curve", help="completeness and latency over a sweep of delays")
@@ -131,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_gen = sub.add_parser("generate", help="write a built-in synthetic stream to a file")
     p_gen.add_argument("name", choices=list(GENERATORS))
     p_gen.add_argument("--out", metavar="FILE", help="where to write (.csv, .jsonl or .parquet); default data/NAME.csv")
+    p_gen.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     _add_generator_options(p_gen)
     return parser
 
@@ -154,20 +168,16 @@ def load_source(args: argparse.Namespace, event_time_column: str | None = None) 
     if not args.events:
         raise InputError("an events file (or --synthetic NAME) is needed")
     columns = {c: getattr(args, f"{c}_col") for c in COLUMN_OPTIONS if getattr(args, f"{c}_col", None)}
-    if event_time_column and "event_time" not in columns:
-        header = _header(Path(args.events))
-        if event_time_column in header and event_time_column != "event_time":
-            columns["event_time"] = event_time_column
+    if event_time_column and "event_time" not in columns:  # the YAML's eventTimeExtractor names the column
+        columns["event_time"] = event_time_column
+        try:
+            return load_events(args.events, time_unit=parse_time_units(args.time_unit), columns=columns)
+        except InputError as exc:
+            if f"{event_time_column!r} not in the file" in str(exc):
+                raise InputError(f"{exc}; the config's eventTimeExtractor names it (give --event-time-col to use "
+                                 "another)") from None
+            raise
     return load_events(args.events, time_unit=parse_time_units(args.time_unit), columns=columns or None)
-
-
-def _header(path: Path) -> list[str]:
-    try:
-        if path.suffix.lower() == ".csv":
-            return list(pd.read_csv(path, nrows=0).columns)
-    except Exception:
-        return []
-    return []
 
 
 def build_config(args: argparse.Namespace) -> tuple[RunConfig, str | None]:
@@ -219,8 +229,24 @@ def _print_run_table(result: Result) -> None:
             print(f"  … {len(result.windows) - len(shown)} more emissions (use --format json or --out)")
 
 
+RUN_OUTPUTS = ("events.csv", "assignments.csv", "windows.csv", "watermarks.csv", "metrics.json")
+
+
+def _check_out_dir(out: Path, force: bool) -> None:
+    """Before the run: --out must be a directory we may write, and never silently overwrite a previous run."""
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: is a file; give a directory for {', '.join(RUN_OUTPUTS)}")
+    existing = [name for name in RUN_OUTPUTS if (out / name).exists()]
+    if existing and not force:
+        raise InputError(f"--out {out}: already has {', '.join(existing)}; use --force to overwrite, or another "
+                         "directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--out {out}: cannot create this directory ({exc.strerror})") from None
+
+
 def _write_out(result: Result, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
     result.events.to_csv(out / "events.csv", index=False)
     result.assignments.to_csv(out / "assignments.csv", index=False)
     windows = result.windows.copy()
@@ -250,12 +276,15 @@ def _run_on_spark(stream: Stream, config: RunConfig, args: argparse.Namespace) -
 
 def cmd_run(args: argparse.Namespace) -> None:
     config, column = build_config(args)
+    if args.out:
+        _check_out_dir(Path(args.out), args.force)
     stream = load_source(args, column)
     result = _run_on_spark(stream, config, args) if args.engine == "spark" else run(stream, config)
     if args.out:
-        _write_out(result, Path(args.out))
+        with _writing(Path(args.out)):
+            _write_out(result, Path(args.out))
     elif args.format == "json":
-        print(json.dumps(result.to_json()))
+        result.write_json(sys.stdout)
     else:
         _print_run_table(result)
 
@@ -306,6 +335,8 @@ def cmd_tune(args: argparse.Namespace) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> None:
+    if args.limit < 0:
+        raise InputError(f"compare --limit must be ≥ 0, not {args.limit}")
     window = WindowSpec.parse(args.window) if args.window else None
     delay = parse_duration(args.delay) if args.delay else None
     batches = BatchSpec.parse(args.batches) if args.batches else None
@@ -364,16 +395,29 @@ def cmd_validate(args: argparse.Namespace) -> None:
     else:
         print("  no arrival_time column: file order is arrival order")
     print(f"  batch column: {'yes' if stream.has_batch else 'no'}")
+    if stream.arrivals_raised:
+        print(f"  {stream.arrivals_raised} event(s) in a later batch than events that arrived after them: each is "
+              "taken to arrive with the latest arrival before it, so processing time never goes back")
 
 
 def cmd_generate(args: argparse.Namespace) -> None:
     options = _generator_kwargs(args, args.name)
     out = Path(args.out or f"data/{args.name}.csv")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    if GENERATORS[args.name].columns:  # an export keeps its own columns and time formats
-        _write_table(GENERATORS[args.name].make(**options), out)
-        return
-    stream = generate(args.name, **options)
+    if out.is_dir():
+        raise InputError(f"--out {out}: is a directory; give a file name such as {out / (args.name + '.csv')}")
+    if out.suffix.lower() not in (".csv", ".jsonl", ".ndjson", ".json", ".parquet"):
+        raise InputError(f"--out {out}: unknown file type {out.suffix!r}; use .csv, .jsonl or .parquet")
+    if out.exists() and not args.force:  # data/ holds the committed samples: never replace one unasked
+        raise InputError(f"--out {out}: the file exists; use --force to overwrite it, or another name")
+    with _writing(out):
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if GENERATORS[args.name].columns:  # an export keeps its own columns and time formats
+            _write_table(make_frame(args.name, **options), out)
+            return
+        _write_stream(generate(args.name, **options), out)
+
+
+def _write_stream(stream: Stream, out: Path) -> None:
     frame = stream.events.copy()
     for column in ("event_time", "arrival_time"):
         frame[column] = frame[column] / MICROS["s"]
@@ -381,6 +425,15 @@ def cmd_generate(args: argparse.Namespace) -> None:
                                                    (("key", stream.has_keys), ("batch", stream.has_batch),
                                                     ("partition", stream.has_partition)) if flag]
     _write_table(frame[keep], out)
+
+
+@contextmanager
+def _writing(out: Path) -> Iterator[None]:
+    """An output place we cannot write (no such directory, /proc, read-only, full disk) is one sentence."""
+    try:
+        yield
+    except OSError as exc:
+        raise InputError(f"{exc.filename or out}: cannot write ({exc.strerror or exc.__class__.__name__})") from None
 
 
 def _write_table(frame: pd.DataFrame, out: Path) -> None:
@@ -399,8 +452,8 @@ COMMANDS = {"run": cmd_run, "curve": cmd_curve, "tune": cmd_tune, "compare": cmd
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         COMMANDS[args.command](args)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)

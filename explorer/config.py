@@ -7,10 +7,11 @@ All durations are integer microseconds; :func:`explorer.timeutil.parse_duration`
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import yaml
 
@@ -460,30 +461,111 @@ class LoadedConfig:
     event_time_column: str | None
 
 
+MAX_YAML_BYTES = 1024**2  # a timeConfig is a few hundred bytes; a pipeline file a few KB
+MAX_YAML_NODES = 10_000  # counted with every alias expanded: a 1 KB "billion laughs" file is refused, not built
+_SHORT_FORM_KEYS = ("timeConfig", "window", "batches", "preset")
+
+
 def load_yaml_config(path: str | Path) -> LoadedConfig:
     """Read a VoltSP-style YAML: either a top-level ``timeConfig`` (with optional ``window``,
     ``batches``, ``preset``) or a pipeline's ``emitter: <window-type>: {..., timeConfig: ...}``."""
     try:
-        doc = yaml.safe_load(Path(path).read_text())
+        return _config_from_doc(read_yaml(path), path)
+    except InputError as exc:
+        message = str(exc)
+        raise InputError(message if message.startswith(f"{path}:") else f"{path}: {message}") from None
+
+
+def read_yaml(path: str | Path) -> Any:
+    """A YAML document read safely: UTF-8/16/32 by its BOM, at most MAX_YAML_BYTES, and at most MAX_YAML_NODES
+    nodes once aliases are expanded (checked on the composed graph, before any object is built)."""
+    try:
+        with Path(path).open("rb") as handle:
+            data = handle.read(MAX_YAML_BYTES + 1)
     except FileNotFoundError:
         raise InputError(f"{path}: config file not found") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory; give the YAML file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the config file ({exc.strerror})") from None
+    if len(data) > MAX_YAML_BYTES:
+        raise InputError(f"{path}: over {MAX_YAML_BYTES // 1024} KiB; a config file is a few KB")
+    loader = None
+    try:
+        loader = yaml.SafeLoader(data)  # reads the encoding and the first characters: can fail already
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        if _expanded_nodes(node, {}) > MAX_YAML_NODES:
+            raise InputError(f"over {MAX_YAML_NODES:,} values once its aliases (*name) are expanded; a config file "
+                             "is a few dozen")
+        return loader.construct_document(node)
     except yaml.YAMLError as exc:
-        raise InputError(f"{path}: not valid YAML ({exc.__class__.__name__})") from None
-    if not isinstance(doc, dict):
-        raise InputError(f"{path}: expected a mapping with timeConfig or emitter")
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = " ".join(str(getattr(exc, "problem", None) or exc.__class__.__name__).split())
+        raise InputError(f"{path}: not valid YAML{where} ({problem})") from None
+    except RecursionError:
+        raise InputError(f"{path}: nested too deeply to be a config file") from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+
+
+def _expanded_nodes(node: yaml.Node, memo: dict[int, int | None]) -> int:
+    """How many nodes the document has with every alias expanded (an alias shares its anchor's node object).
+    Stops counting past the limit, so a bomb costs no more than the limit; a node inside itself counts as over."""
+    key = id(node)
+    if key in memo:
+        return MAX_YAML_NODES + 1 if memo[key] is None else memo[key]
+    memo[key] = None  # being counted: meeting it again means it contains itself
+    total = 1
+    children = ([c for pair in node.value for c in pair] if isinstance(node, yaml.MappingNode)
+                else node.value if isinstance(node, yaml.SequenceNode) else [])
+    for child in children:
+        total += _expanded_nodes(child, memo)
+        if total > MAX_YAML_NODES:
+            break
+    memo[key] = total
+    return total
+
+
+def _mapping(value: Any, what: str) -> dict[str, Any]:
+    """A YAML section that must be a mapping (empty when left blank)."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InputError(f"{what} must be a mapping of settings, not {type(value).__name__} {str(value)[:40]!r}")
+    return value
+
+
+def _unknown(key: Any, known: Sequence[str], where: str) -> InputError:
+    close = difflib.get_close_matches(str(key), known, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return InputError(f"unknown {where} setting {str(key)[:40]!r}{hint}; known: {', '.join(sorted(known))}")
+
+
+def _config_from_doc(doc: Any, path: str | Path) -> LoadedConfig:
+    doc = _mapping(doc, "the file")
+    if not doc:
+        raise InputError("expected a mapping with timeConfig or emitter")
+    if "emitter" not in doc:  # the short form has nothing else in it: a misspelt key must not pass unseen
+        for key in doc:
+            if key not in _SHORT_FORM_KEYS:
+                raise _unknown(key, [*_SHORT_FORM_KEYS, "emitter"], "top-level")
     base = preset(str(doc.get("preset", "voltsp")))
     window = base.window
     section: dict[str, Any] = doc
     if "emitter" in doc:
-        emitter = doc["emitter"] or {}
+        emitter = _mapping(doc["emitter"], "emitter")
         found = [k for k in emitter if k in _WINDOW_SECTIONS]
         if len(found) != 1:
-            raise InputError(f"{path}: emitter needs exactly one of {', '.join(_WINDOW_SECTIONS)}")
-        section = emitter[found[0]] or {}
+            raise InputError(f"emitter needs exactly one of {', '.join(_WINDOW_SECTIONS)}")
+        section = _mapping(emitter[found[0]], f"emitter.{found[0]}")
         window = _window_from_voltsp(found[0], section, path)
     elif "window" in doc:
         window = WindowSpec.parse(doc["window"])
-    time_section = section.get("timeConfig") or {}
+    time_section = _mapping(section.get("timeConfig"), "timeConfig")
     time, column = _time_from_voltsp(time_section, base.time, path)
     batches = BatchSpec.parse(doc["batches"]) if "batches" in doc else base.batches
     return LoadedConfig(RunConfig(window=window, time=time, batches=batches, preset=base.preset), column)
@@ -503,8 +585,6 @@ def _window_from_voltsp(kind_name: str, section: dict[str, Any], path: str | Pat
 
 
 def _time_from_voltsp(section: dict[str, Any], base: TimeConfig, path: str | Path) -> tuple[TimeConfig, str | None]:
-    if not isinstance(section, dict):
-        raise InputError(f"{path}: timeConfig must be a mapping of settings, not {type(section).__name__}")
     by_word = {spec.yaml: spec for spec in TIME_FIELDS if spec.yaml}
     changes: dict[str, Any] = {}
     column = None
@@ -518,8 +598,7 @@ def _time_from_voltsp(section: dict[str, Any], base: TimeConfig, path: str | Pat
         if key == "eventTimeExtractor":
             continue
         if key not in by_word:
-            raise InputError(f"{path}: unknown timeConfig setting {key!r}; known: "
-                             f"{', '.join(sorted(['eventTimeExtractor', *by_word]))}")
+            raise _unknown(key, ["eventTimeExtractor", *by_word], "timeConfig")
         try:
             changes[by_word[key].name] = by_word[key].parse(value, f"timeConfig.{key}")
         except InputError as exc:

@@ -5,22 +5,36 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
+from decimal import ROUND_HALF_EVEN, Decimal
 
 from explorer.errors import InputError
 
 MICROS = {"us": 1, "ms": 1_000, "s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000, "d": 86_400_000_000}
-_DURATION = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(us|ms|s|m|h|d)?\s*$")
+_DURATION = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*(us|ms|s|m|h|d)?\s*$", re.ASCII)
+# Far past any setting (fields cap durations at 100 years) yet exact in int64 µs: a number beyond it is refused
+# here, before it can overflow a float or an int64 downstream.
+MAX_MICROS = 2**62
 
 
 def parse_duration(text: str | float | int, default_unit: str = "s") -> int:
-    """Parse ``10``, ``10s``, ``500ms``, ``5m``, ``1h`` (a bare number is in ``default_unit``) to µs."""
+    """Parse ``10``, ``10s``, ``500ms``, ``5m``, ``1h`` (a bare number is in ``default_unit``) to µs, exactly
+    (decimal arithmetic, half to even); NaN, infinities, booleans and magnitudes past 2⁶² µs are refused."""
+    if isinstance(text, bool):
+        raise InputError(f"cannot read duration {text!r}: give a number with an optional unit, e.g. 10s")
     if isinstance(text, (int, float)):
-        return round(float(text) * MICROS[default_unit])
-    match = _DURATION.match(str(text))
-    if not match:
-        raise InputError(f"cannot read duration {text!r}: use a number with an optional unit, e.g. 10, 10s, 500ms, 5m, 1h")
-    number, unit = match.groups()
-    return round(float(number) * MICROS[unit or default_unit])
+        number, unit = Decimal(text), default_unit
+    else:
+        match = _DURATION.match(str(text))
+        if not match:
+            raise InputError(f"cannot read duration {str(text)[:40]!r}: use a number with an optional unit, e.g. 10, "
+                             "10s, 500ms, 5m, 1h")
+        number, unit = Decimal(match.group(1)), match.group(2) or default_unit
+    if not number.is_finite():
+        raise InputError(f"cannot read duration {text!r}: it is not a finite number")
+    if abs(number) * MICROS[unit] > MAX_MICROS:
+        raise InputError(f"duration {str(text)[:40]}{'…' if len(str(text)) > 40 else ''} is too large "
+                         "(durations go up to 100 years)")
+    return int((number * MICROS[unit]).to_integral_value(ROUND_HALF_EVEN))
 
 
 def to_unit(micros: int | float, unit: str = "s") -> float:

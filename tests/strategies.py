@@ -29,10 +29,12 @@ def frames(draw, max_events: int = 30, with_batch: bool | None = None) -> pd.Dat
     })
     if with_batch is None:
         with_batch = draw(st.booleans())
-    if with_batch:
+    if with_batch and draw(st.booleans()):
         frame = frame.sort_values("arrival_time", kind="stable")
         cuts = sorted(draw(st.lists(st.integers(0, n), max_size=6)))
         frame["batch"] = [1 + sum(1 for c in cuts if c <= i) for i in range(n)]
+    elif with_batch:  # a batch column that disagrees with arrival_time (issue 17: clocks must not go back)
+        frame["batch"] = draw(st.lists(st.integers(1, 4), min_size=n, max_size=n))
     return frame
 
 

@@ -5,7 +5,6 @@ import pandas as pd
 import pytest
 
 from explorer import generate
-from explorer.errors import InputError
 from explorer.ui import Explorer
 from explorer.ui.figures import STATUSES, compact
 
@@ -395,3 +394,16 @@ def test_no_figure_message_carries_a_nan_the_page_cannot_read():
     explorer.controls.delay.value = 12.0
     explorer.wait_for_curve()
     assert errors == [[], [], []]
+
+
+def test_an_upload_too_big_for_memory_is_refused_before_it_is_parsed(monkeypatch):
+    """An upload was size-checked only once parsed: a 0.42 MB Parquet upload took 1.3 GB in the kernel."""
+    import io
+    from explorer import budget
+    from explorer.streams.upload import read_upload
+    buffer = io.BytesIO()
+    pd.DataFrame({"event_time": np.arange(50_000.0)}).to_parquet(buffer)
+    monkeypatch.setattr(budget, "available_bytes", lambda: 10 * 1024**2)  # a machine with 10 MB to spare
+    monkeypatch.setattr(pd, "read_parquet", lambda *a, **k: pytest.fail("parsed before the check"))
+    with pytest.raises(Exception, match=r"big.parquet: reading its 50,000 rows needs about .* GiB but 0.0 GiB"):
+        read_upload("big.parquet", buffer.getvalue())

@@ -6,6 +6,7 @@ the compiled one (``compiled/``, the same rules over flat arrays, for sliders an
 uses unless asked for the reference.
 """
 
+from explorer.budget import check_run
 from explorer.config import RunConfig
 from explorer.core.assemble import run_reference
 from explorer.core.compiled import evaluate, evaluate_metrics
@@ -22,6 +23,7 @@ def run(stream: Stream, config: RunConfig | None = None, engine: str = "compiled
     config = config or RunConfig()
     if engine not in ENGINES:
         raise InputError(f"unknown local engine {engine!r}; use one of {', '.join(ENGINES)}")
+    check_run(len(stream), config)
     return evaluate(stream, config) if engine == "compiled" else run_reference(stream, config)
 
 

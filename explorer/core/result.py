@@ -6,9 +6,11 @@ UI can plot them and tests can compare them; :meth:`Result.to_json` is the CLI's
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from enum import Enum
-from typing import Any
+from typing import Any, TextIO
 
 import numpy as np
 import pandas as pd
@@ -125,39 +127,55 @@ class Result:
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's ``--format json``: times in the stream's unit, ``None`` for no watermark."""
+        return {name: list(value) if isinstance(value, Iterator) else value for name, value in self._json_parts()}
+
+    def write_json(self, out: TextIO) -> None:
+        """:meth:`to_json`, serialised exactly as ``json.dumps`` would, one record at a time: the document for
+        millions of events is never held in memory whole (it was 10 GB for 5M events)."""
+        out.write("{")
+        for i, (name, value) in enumerate(self._json_parts()):
+            out.write(f"{', ' if i else ''}{json.dumps(name)}: ")
+            if not isinstance(value, Iterator):
+                out.write(json.dumps(value))
+                continue
+            out.write("[")
+            for j, item in enumerate(value):
+                out.write((", " if j else "") + json.dumps(item))
+            out.write("]")
+        out.write("}\n")
+
+    def _json_parts(self) -> Iterator[tuple[str, Any]]:
+        """The JSON document's members in order; the long ones as iterators of records."""
         unit = self.time_unit
-        windows = self.windows
         took = self.assignments[self.assignments["admitted"]].sort_values(["event", "start", "end"])
         spans: dict[int, list] = {}
         for row, start, end in zip(took["event"].tolist(), took["start"].tolist(), took["end"].tolist()):
             spans.setdefault(row, []).append((start, end))
-        return {
-            "stream": self.stream_name,
-            "engine": self.engine,
-            "config": describe(self.config),
-            "windows": [
-                {
-                    "key": w.key, "start": _num(w.start, unit), "end": _num(w.end, unit), "count": int(w.count),
-                    "ids": list(w.ids), "emit_batch": int(w.emit_batch), "emit_time": _num(w.emit_time, unit),
-                    "watermark": _num(w.watermark, unit), "effective_watermark": _num(w.effective_watermark, unit),
-                    "reason": w.reason, "revision": int(w.revision),
-                    "latency_event": _num(w.latency_event, unit), "latency_processing": _num(w.latency_processing, unit),
-                }
-                for w in windows.itertuples(index=False)
-            ],
-            "events": [
-                {"id": e.id, "key": e.key, "status": e.status, "batch": int(e.batch),
-                 "windows": [[_num(s, unit), _num(t, unit)] for s, t in spans.get(row, [])],
-                 "watermark": _num(e.watermark, unit)}
-                for row, e in enumerate(self.events[["id", "key", "status", "batch", "watermark"]].itertuples(index=False))
-            ],
-            "watermarks": [
-                {"batch": int(r.batch), "time": _num(r.time, unit), "scope": r.scope,
-                 "watermark": _num(r.watermark, unit), "effective": _num(r.effective, unit), "at": r.at}
-                for r in self.watermarks.itertuples(index=False)
-            ],
-            "metrics": self.metrics.to_dict(),
-        }
+        yield "stream", self.stream_name
+        yield "engine", self.engine
+        yield "config", describe(self.config)
+        yield "windows", (
+            {
+                "key": w.key, "start": _num(w.start, unit), "end": _num(w.end, unit), "count": int(w.count),
+                "ids": list(w.ids), "emit_batch": int(w.emit_batch), "emit_time": _num(w.emit_time, unit),
+                "watermark": _num(w.watermark, unit), "effective_watermark": _num(w.effective_watermark, unit),
+                "reason": w.reason, "revision": int(w.revision),
+                "latency_event": _num(w.latency_event, unit), "latency_processing": _num(w.latency_processing, unit),
+            }
+            for w in self.windows.itertuples(index=False)
+        )
+        yield "events", (
+            {"id": e.id, "key": e.key, "status": e.status, "batch": int(e.batch),
+             "windows": [[_num(s, unit), _num(t, unit)] for s, t in spans.get(row, [])],
+             "watermark": _num(e.watermark, unit)}
+            for row, e in enumerate(self.events[["id", "key", "status", "batch", "watermark"]].itertuples(index=False))
+        )
+        yield "watermarks", (
+            {"batch": int(r.batch), "time": _num(r.time, unit), "scope": r.scope,
+             "watermark": _num(r.watermark, unit), "effective": _num(r.effective, unit), "at": r.at}
+            for r in self.watermarks.itertuples(index=False)
+        )
+        yield "metrics", self.metrics.to_dict()
 
 
 def _num(micros: Any, unit: str) -> float | None:

@@ -40,7 +40,9 @@ def _assign(stream: Stream, spec: BatchSpec) -> Batches:
     elif spec.kind is BatchKind.COUNT:
         raw = np.arange(n, dtype=np.int64) // spec.count
     elif spec.kind is BatchKind.INTERVAL:
-        raw = np.floor_divide(arrival, spec.interval)
+        # by the running latest arrival, so batch numbers and commit times never go back even for a Stream whose
+        # arrival times are out of order (a loaded one never is: loading.processing_clock)
+        raw = np.floor_divide(np.maximum.accumulate(arrival), spec.interval)
     else:
         if not stream.has_batch:
             raise InputError(f"{stream.name}: --batches column needs a 'batch' column in the file")

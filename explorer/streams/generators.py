@@ -6,6 +6,8 @@ gives the same numbers and Output 9.4.1 comes out digit for digit.
 
 from __future__ import annotations
 
+import inspect
+import math
 import random
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -122,8 +124,12 @@ def kafka_export(seed: int = 2, devices: int = 20, duration: float = 2500.0, rat
     (both epoch ms) or ``iso`` (both ISO-8601; ingest_ts with a +01:00 offset)."""
     if times not in ("mixed", "epoch-ms", "iso"):
         raise InputError("kafka-export --times is mixed, epoch-ms or iso")
+    try:
+        origin = pd.Timestamp(start).tz_convert("UTC")
+    except (ValueError, TypeError):
+        raise InputError(f"kafka-export --start {start!r}: give an ISO-8601 date-time with a zone, e.g. "
+                         "2026-11-20T09:00:00Z") from None
     rng = np.random.default_rng(seed)
-    origin = pd.Timestamp(start).tz_convert("UTC")
     frames = []
     for d in range(devices):
         recorded = np.cumsum(rng.exponential(1 / rate, size=int(duration * rate * 1.5) + 10))
@@ -176,14 +182,69 @@ GENERATORS: dict[str, Generator] = {
 }
 
 
-def generate(name: str, **options: Any) -> Stream:
-    """Run a generator and validate its table into a Stream (the same path as an uploaded file)."""
+# What each generator option may be, by name: (smallest, largest, whether the smallest itself is allowed).
+# Checked before a generator runs, so a zero mean delay or a negative seed is a sentence, not a traceback.
+OPTION_RANGES: dict[str, tuple[float, float, bool]] = {
+    "seed": (0, 2**32 - 1, True),
+    "events": (1, 5_000_000, True),
+    "devices": (1, 10_000, True),
+    "keys": (1, 10_000, True),
+    "partitions": (1, 1_000, True),
+    "scenario": (0, 4, True),
+    "spacing": (0, 86_400, False),
+    "mean_delay": (0, 86_400, False),
+    "max_delay": (0, 86_400, True),
+    "duration": (0, 10**8, False),
+    "rate": (0, 1_000, False),
+    "silent_after": (0, 10**8, True),
+    "offline_prob": (0, 1, True),
+    "outlier_prob": (0, 1, True),
+    "mean_offline": (0, 86_400, False),
+    "network_delay": (0, 86_400, True),
+    "skew": (0, 86_400, True),
+    "jump": (0, 10**8, True),
+}
+MAX_GENERATED_EVENTS = 5_000_000  # about 1 GB once run; a bigger trace belongs in a file and the Spark sweep
+
+
+def check_options(name: str, options: dict[str, Any]) -> None:
+    """Refuse an option value a generator cannot use (negative seed, zero partitions, NaN, a stream of billions),
+    naming the option as it is typed on the command line."""
+    for option, value in options.items():
+        if option not in OPTION_RANGES:
+            continue
+        low, high, low_ok = OPTION_RANGES[option]
+        flag = f"--{option.replace('_', '-')}"
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise InputError(f"generator {name!r}: {flag} must be a number, not {value!r}")
+        if value < low or (value == low and not low_ok) or value > high:
+            raise InputError(f"generator {name!r}: {flag} must be {'≥' if low_ok else '>'} {low:,} and ≤ {high:,}, "
+                             f"not {value:,}")
+    defaults = {k: p.default for k, p in inspect.signature(GENERATORS[name].make).parameters.items()}
+    given = defaults | options
+    many = given.get("events", 0)
+    if "duration" in given:
+        many = given.get("devices", given.get("keys", 1)) * given["duration"] * given["rate"]
+    if many > MAX_GENERATED_EVENTS:
+        raise InputError(f"generator {name!r}: these options make about {many:,.0f} events; at most "
+                         f"{MAX_GENERATED_EVENTS:,} are generated (fewer devices or keys, a shorter duration or a "
+                         "lower rate)")
+
+
+def make_frame(name: str, **options: Any) -> pd.DataFrame:
+    """A generator's table, its options checked first."""
     try:
         generator = GENERATORS[name]
     except KeyError:
         raise InputError(f"unknown generator {name!r}; available: {', '.join(GENERATORS)}") from None
+    check_options(name, options)
     try:
-        frame = generator.make(**options)
+        return generator.make(**options)
     except TypeError as exc:
         raise InputError(f"generator {name!r}: {exc}") from None
-    return stream_from_frame(frame, name=name, columns=generator.columns)
+
+
+def generate(name: str, **options: Any) -> Stream:
+    """Run a generator and validate its table into a Stream (the same path as an uploaded file)."""
+    frame = make_frame(name, **options)
+    return stream_from_frame(frame, name=name, columns=GENERATORS[name].columns)

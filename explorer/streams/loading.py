@@ -8,12 +8,14 @@ Rows are numbered from 1 over the data (for CSV, line = row + 1 because of the h
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
+from explorer.budget import BYTES_PER_LOADED_ROW, BYTES_PER_TEXT_BYTE, check_load, text_bytes
 from explorer.errors import InputError
 from explorer.streams.stream import Stream
 from explorer.streams.times import MICROS_PER, TimeFormat, is_blank, consistent, read_times
@@ -41,16 +43,40 @@ def load_events(
     """
     paths = _expand(path)
     if len(paths) > 1:
-        frames = []
+        frames, formats = [], []
         for part in paths:
             frame = _read_checked(part, max_bytes)
-            stream_from_frame(frame, name=part.name, time_unit=time_unit, columns=columns, source=str(part))
+            formats.append(stream_from_frame(frame, name=part.name, time_unit=time_unit, columns=columns,
+                                             source=str(part)).time_formats)
             frames.append(frame)
+        _files_agree(paths, frames, formats, (columns or {}).get("id", "id"))
         return stream_from_frame(pd.concat(frames, ignore_index=True), name=Path(path if isinstance(path, (str, Path))
                                  else paths[0].parent).name, time_unit=time_unit, columns=columns)
     path = paths[0]
     frame = _read_checked(path, max_bytes)
     return stream_from_frame(frame, name=path.name, time_unit=time_unit, columns=columns, source=str(path))
+
+
+def _files_agree(paths: list[Path], frames: list[pd.DataFrame], formats: list[dict[str, TimeFormat]],
+                 id_column: str) -> None:
+    """What only shows once several files are one stream (an id in two files, times written two ways), blamed
+    on the files and their own rows rather than on a row of the joined table."""
+    for path, mine in zip(paths[1:], formats[1:]):
+        for column, form in mine.items():
+            first = formats[0].get(column)
+            if first is not None and (first.kind, first.unit, first.naive) != (form.kind, form.unit, form.naive):
+                raise InputError(f"{path}: column '{column}' holds {form.describe()} but {paths[0].name} holds "
+                                 f"{first.describe()}; the files of one stream must write times the same way")
+    seen: dict[str, tuple[Path, int]] = {}
+    for path, frame in zip(paths, frames):
+        if id_column not in frame.columns:
+            continue
+        for row, value in enumerate(frame[id_column].astype(str).str.strip(), start=1):
+            if value in seen:
+                other, other_row = seen[value]
+                raise InputError(f"{path}: column 'id' row {row}: duplicate id {value!r}, also in {other.name} row "
+                                 f"{other_row}; ids must be unique across the files of one stream")
+            seen[value] = (path, row)
 
 
 def _expand(path: str | Path | Sequence[str | Path]) -> list[Path]:
@@ -68,18 +94,65 @@ def _expand(path: str | Path | Sequence[str | Path]) -> list[Path]:
 
 
 def _read_checked(path: Path, max_bytes: int) -> pd.DataFrame:
-    if not path.exists():
-        raise InputError(f"{path}: file not found")
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    except OSError as exc:  # a symlink loop, a path through a file, no permission
+        raise InputError(f"{path}: cannot be opened ({exc.strerror})") from None
     fmt = SUFFIXES.get(path.suffix.lower())
     if fmt is None:
         raise InputError(f"{path}: unknown file type {path.suffix!r}; use .csv, .jsonl or .parquet")
-    size = path.stat().st_size
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory inside the input; give its files or the directory itself")
+    size = stat.st_size
     if size == 0:
         raise InputError(f"{path}: the file is empty (no events)")
     if size > max_bytes:
         raise InputError(f"{path}: the file is {size / 1024**2:.0f} MiB, over the {max_bytes / 1024**2:.0f} MiB limit; "
                          "sample it, or use the Spark sweep for large traces")
+    if fmt != "parquet":
+        _check_text(path, fmt)
+        check_load(path, size * BYTES_PER_TEXT_BYTE, text_bytes(size))
+    else:
+        rows = _parquet_rows(path)
+        check_load(path, rows * BYTES_PER_LOADED_ROW, f"{rows:,} rows")
     return _read(path, fmt)
+
+
+def _parquet_rows(path: Path) -> int:
+    """The row count from the footer, without reading the data (0 if the footer is unreadable: _read says so)."""
+    import pyarrow.parquet as pq  # here, not at import: the CLI starts faster for CSV
+
+    try:
+        return pq.ParquetFile(path).metadata.num_rows
+    except Exception:  # a corrupt file; _read reports it in words
+        return 0
+
+
+_BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32", b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16"}
+
+
+def _check_text(path: Path, fmt: str) -> None:
+    """A .csv or .jsonl must be UTF-8 text: say so, rather than parse binary into "a header but no rows"."""
+    with path.open("rb") as handle:
+        head = handle.read(64 * 1024)
+    for bom, encoding in _BOMS.items():
+        if head.startswith(bom):
+            raise InputError(f"{path}: the file is {encoding} text; save it as UTF-8")
+    problem = None
+    nul = head.find(b"\x00")
+    if nul >= 0:
+        problem = f"a NUL byte at offset {nul}"
+    else:
+        try:
+            head.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if exc.start < len(head) - 3:  # not merely a character cut at the end of the sample
+                problem = f"byte 0x{head[exc.start]:02x} at offset {exc.start} is not UTF-8"
+    if problem:
+        raise InputError(f"{path}: not a text file ({problem}); a .{path.suffix.lower().lstrip('.')} must be "
+                         f"UTF-8 {'CSV' if fmt == 'csv' else 'JSON lines'}")
 
 
 def _read(path: Path, fmt: str) -> pd.DataFrame:
@@ -93,8 +166,22 @@ def _read(path: Path, fmt: str) -> pd.DataFrame:
         raise
     except pd.errors.EmptyDataError:
         raise InputError(f"{path}: the file has no header and no rows") from None
+    except pd.errors.ParserError as exc:
+        fields = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+        if fields:  # pandas counts lines of the file; rows are counted over the data, after the header
+            want, line, saw = map(int, fields.groups())
+            raise InputError(f"{path}: row {line - 1} (line {line}) has {saw} fields; the header has {want}") from None
+        raise InputError(f"{path}: cannot be read as CSV ({_one_line(exc)})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} is not UTF-8)") from None
     except Exception as exc:  # parser libraries raise many types; the user needs one sentence
-        raise InputError(f"{path}: cannot be read as {fmt.upper()} ({exc.__class__.__name__}: {str(exc)[:200]})") from None
+        raise InputError(f"{path}: cannot be read as {fmt.upper()} ({exc.__class__.__name__}: {_one_line(exc)})") from None
+
+
+def _one_line(exc: Exception) -> str:
+    """A library's message, whitespace (newlines included) folded and cut to 200 characters."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 200 else text[:199] + "…"
 
 
 def _read_json_lines(path: Path) -> pd.DataFrame:
@@ -157,11 +244,24 @@ def stream_from_frame(
     has_batch = "batch" in frame.columns
     order = arrival_order(out, has_arrival, has_batch)
     out = out.iloc[order].reset_index(drop=True)
+    raised = 0
+    if has_batch and has_arrival:
+        out["arrival_time"], raised = processing_clock(out["arrival_time"].to_numpy(dtype=np.int64))
     event_format = formats["event_time"]
     return Stream(out, name=name, time_unit=event_format.unit if event_format.kind in ("epoch", "number") else "s",
                   time_formats=formats, has_keys="key" in frame.columns, has_arrival=has_arrival,
                   has_batch=has_batch, has_partition="partition" in frame.columns, source=source,
-                  source_columns={ours: str(theirs) for ours, theirs in (columns or {}).items()})
+                  source_columns={ours: str(theirs) for ours, theirs in (columns or {}).items()},
+                  arrivals_raised=raised)
+
+
+def processing_clock(arrival: np.ndarray) -> tuple[np.ndarray, int]:
+    """Arrival times in batch order made monotone: an event the file puts in a later batch than an event that
+    arrived after it cannot be processed before that batch was, so it is taken to arrive with the latest arrival
+    before it. Every clock the engines keep (commits, Bytewax's event clock, idle timeouts) then only moves
+    forward, whichever batching is chosen. Returns the clock and how many arrivals it raised."""
+    clock = np.maximum.accumulate(arrival)
+    return clock, int((clock != arrival).sum())
 
 
 def arrival_order(events: pd.DataFrame, has_arrival: bool, has_batch: bool) -> np.ndarray:

@@ -36,6 +36,7 @@ class Stream:
     # hands them back, so a snippet reads the user's file as it is)
     source: str | None = None
     source_columns: dict[str, str] = field(default_factory=dict)
+    arrivals_raised: int = 0  # arrivals the batch column put behind an earlier batch's (loading.processing_clock)
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def cached(self, key: Any, make: Callable[[], Any]) -> Any:

@@ -3,7 +3,7 @@ and its columns matched to ours by the names exports use.
 
 The explorer holds the whole upload in kernel memory, so the bounds come before parsing: the bytes, and for
 Parquet (whose columns can expand 1,000-fold when decompressed) the row count and decompressed size its footer
-declares.
+declares; then the memory the parsed table will take (``budget.check_load``), against what the machine has.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from explorer.budget import BYTES_PER_LOADED_ROW, BYTES_PER_TEXT_BYTE, check_load, text_bytes
 from explorer.errors import InputError
 from explorer.streams.loading import SUFFIXES
 
@@ -66,9 +67,12 @@ def read_upload(name: str, content: bytes) -> Upload:
     if kind is None:
         raise InputError(f"{name}: unknown file type {suffix!r}; use .csv, .jsonl or .parquet")
     if kind == "parquet":
-        _check_parquet_footer(name, content)
+        rows = _check_parquet_footer(name, content)
+        check_load(name, rows * BYTES_PER_LOADED_ROW, f"{rows:,} rows")
     elif content.count(b"\n") > MAX_UPLOAD_ROWS:
         raise InputError(f"{name}: over {MAX_UPLOAD_ROWS:,} rows; sample it first")
+    else:
+        check_load(name, len(content) * BYTES_PER_TEXT_BYTE, text_bytes(len(content)))
     try:
         if kind == "csv":
             frame = pd.read_csv(io.BytesIO(content), dtype=str, keep_default_na=False, skipinitialspace=True)
@@ -86,7 +90,8 @@ def read_upload(name: str, content: bytes) -> Upload:
     return Upload(name, frame)
 
 
-def _check_parquet_footer(name: str, content: bytes) -> None:
+def _check_parquet_footer(name: str, content: bytes) -> int:
+    """The row count the footer declares, after refusing what is over the upload limits."""
     import pyarrow.parquet as pq
 
     try:
@@ -100,3 +105,4 @@ def _check_parquet_footer(name: str, content: bytes) -> None:
     if decoded > MAX_PARQUET_DECODED_BYTES:
         raise InputError(f"{name}: decompresses to {decoded / 1024**3:.1f} GiB, over the "
                          f"{MAX_PARQUET_DECODED_BYTES // 1024**3} GiB upload limit; drop columns or sample it first")
+    return meta.num_rows

@@ -202,7 +202,7 @@ def test_upload_advice_names_the_forms_boxes_not_cli_flags():
     assert explorer.message.value.endswith("choose the column that holds event time in the event_time box</span>")
     form.mapping["event_time"].value, form.mapping["arrival_time"].value = "when", "got"
     form.use_file()
-    assert "set &#x27;arrival_time unit&#x27; to ms above" in explorer.message.value
+    assert "set arrival_time to ms under &#x27;numeric times count&#x27;" in explorer.message.value
     assert "--" not in explorer.message.value
 
 
@@ -262,11 +262,10 @@ def test_a_settled_frame_that_samples_events_still_has_hover_text():
 
 def test_an_update_leaves_out_traces_that_did_not_change(voltsp):
     """The delay moves the effective watermark, not the raw one or the diagonal: those are not resent."""
-    sent = []
-    original = voltsp.clocks.plotly_update
-    voltsp.clocks.plotly_update = lambda **kw: (sent.append(kw), original(**kw))
+    sent = []  # the update messages to the page
+    voltsp.clocks.observe(lambda change: change["new"] and sent.append(change["new"]), names="_py2js_update")
     voltsp.controls.delay.value = 2.0
-    names = [voltsp.clocks.data[i].name for i in sent[0]["trace_indexes"]]
+    names = [voltsp.clocks.data[i].name for i in sent[0]["style_traces"]]
     assert "effective watermark" in names and "watermark" not in names and "ideal (event = arrival)" not in names
     raw = [y for y in trace(voltsp, "watermark").y if not np.isnan(y)]
     assert [y for y in trace(voltsp, "effective watermark").y if not np.isnan(y)] == [max(0.0, y - 2.0) for y in raw]

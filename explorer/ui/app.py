@@ -109,6 +109,7 @@ class Explorer:
         self.figure_note = ""
         self.controls = Controls()
         self.message = W.HTML()
+        self._saying_error = False  # the message is an error the next good refresh clears (else a note that stays)
         self.cards = W.HTML()
         self.inspector = W.HTML(INSPECTOR_HINT,
                                 layout=W.Layout(min_height="8em"))
@@ -196,9 +197,10 @@ class Explorer:
                 self.histogram.layout.shapes = [self._vline(v, "#888", "dot") for v in hist.quantiles.values()] + [
                     self._vline(0.0, "#E45756", "solid")]
                 self.histogram.layout.annotations = [
-                    dict(x=label.x, y=1, yref="paper", text=label.text, showarrow=False, yanchor="bottom",
-                         xanchor=label.anchor, align=label.anchor, font=dict(size=10))
-                    for label in quantile_labels(hist)]
+                    # each group a line higher than the last: labels as long as "p95 4 min 48 s" never touch
+                    dict(x=label.x, y=1, yref="paper", yshift=12 * i, text=label.text, showarrow=False,
+                         yanchor="bottom", xanchor=label.anchor, align=label.anchor, font=dict(size=10))
+                    for i, label in enumerate(quantile_labels(hist))]
         finally:
             self._quiet = False
         self._time_axes(stream.absolute)
@@ -280,7 +282,7 @@ class Explorer:
         fig = go.FigureWidget()
         fig.add_bar(name="events", marker_color="#4C78A8", hovertemplate="delay %{x:.2f} s: %{y}<extra></extra>")
         # a log count axis: the tail the delay must cover is a few events per bin beside thousands at the head
-        fig.update_layout(height=260, width=SIDE_FIGURE_WIDTH, margin=dict(l=50, r=10, t=60, b=40),
+        fig.update_layout(height=280, width=SIDE_FIGURE_WIDTH, margin=dict(l=50, r=10, t=84, b=40),
                           title=dict(text="delay = arrival − event time", y=0.98, yanchor="top"),
                           xaxis_title="delay, s", yaxis=dict(type="log", title="events"), bargap=0, showlegend=False)
         return fig
@@ -346,7 +348,7 @@ class Explorer:
         except InputError as exc:
             self._say(str(exc))
             return
-        self._say("")
+        self._clear_error()  # the settings work now; a note (what a file was read as) stays
         last_batch = int(self.result.events["batch"].max())
         follow = reset_stepper or self.batch.value >= self.batch.max
         self._quiet = True
@@ -455,13 +457,16 @@ class Explorer:
         window = float(plot_time(max(config.window.size, config.window.gap), at))
         lo = float(min(arrival.min(), event_time.min()))
         span = max(20 * window, 5 * float(plot_time(self._delay_p99 * S, at)))
-        layout = self.clocks.layout
-        layout.uirevision = f"stream-{self._stream_generation}"  # a new stream resets the user's zoom
+        kind = "date" if at else "linear"
+        # one message, the axes' type with their range: sent apart, the page kept a date axis linear when a
+        # wall-clock file replaced a relative stream (its ticks read "1.7951652T")
+        view = {"uirevision": f"stream-{self._stream_generation}",  # a new stream resets the user's zoom
+                "xaxis.type": kind, "yaxis.type": kind}
         if float(max(arrival.max(), event_time.max())) - lo > 1.5 * span:
-            layout.xaxis.range = [lo, lo + span]
-            layout.yaxis.range = [lo - span * 0.1, lo + span]
+            view.update({"xaxis.range": [lo, lo + span], "yaxis.range": [lo - span * 0.1, lo + span]})
         else:
-            layout.xaxis.autorange = layout.yaxis.autorange = True
+            view.update({"xaxis.autorange": True, "yaxis.autorange": True})
+        self.clocks.plotly_relayout(view)
 
     def _settle(self, config: RunConfig) -> None:
         """Once no control has moved for SETTLE_SECONDS: redraw with the full point budget, and move the
@@ -689,6 +694,11 @@ class Explorer:
     def _say(self, text: str, error: bool = True) -> None:
         color = "#a00" if error else "#333"
         self.message.value = f"<span style='color:{color}'>{html.escape(text) if error else text}</span>" if text else ""
+        self._saying_error = error and bool(text)
+
+    def _clear_error(self) -> None:
+        if self._saying_error:
+            self._say("")
 
     def widget(self) -> W.Widget:
         data = W.VBox([W.HTML("<b>Data</b>"), self.source, W.HBox([self.seed, self.size]), self.load_button,

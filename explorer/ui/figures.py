@@ -333,8 +333,22 @@ def send(fig: go.FigureWidget, updates: dict[int, dict], layout: dict | None = N
         if layout:
             fig.plotly_relayout(layout)
         return
-    fig.plotly_update(restyle_data={key: [updates[i][key] for i in indexes] for key in keys},
-                      relayout_data=layout or {}, trace_indexes=indexes)
+    restyle, relayout, indexes = fig._perform_plotly_update(
+        restyle_data={key: [updates[i][key] for i in indexes] for key in keys}, relayout_data=layout or {},
+        trace_indexes=indexes)
+    if "x" in keys or "y" in keys:
+        # plotly.js re-guesses an axis' type when its traces' x or y change, unless the same update names the
+        # type; the kernel sends only what changed, so a date axis given numbers (ms since 1970) turned linear
+        relayout = {**axis_types(fig), **relayout}
+    if restyle or relayout:
+        fig._send_update_msg(restyle, relayout, indexes)
+
+
+def axis_types(fig: go.FigureWidget) -> dict[str, str]:
+    """Every axis whose type is set, as relayout keys ("xaxis.type": "date")."""
+    layout = fig.layout.to_plotly_json()
+    return {f"{name}.type": part["type"] for name, part in layout.items()
+            if name.startswith(("xaxis", "yaxis")) and isinstance(part, dict) and part.get("type")}
 
 
 def _same(current, new) -> bool:

@@ -36,9 +36,15 @@ export default {
       if (Object.keys(figure.views || {}).length === 0) return false;
       const layout = figure.get("_widget_layout");
       const title = layout && layout.title && layout.title.text;
+      // plotly.js re-guesses an axis' type when its traces' x or y change, unless the update names the type:
+      // a date axis given numbers (ms since 1970) would turn linear
+      const types = {};
+      for (const axis of ["xaxis", "yaxis"]) {
+        if (layout && layout[axis] && layout[axis].type) types[`${axis}.type`] = layout[axis].type;
+      }
       const update = {
         style_data: { x: frame.x, y: frame.y, text: frame.text }, style_traces: frame.traces,
-        layout_data: title === frame.title ? {} : { "title.text": frame.title },
+        layout_data: title === frame.title ? types : { ...types, "title.text": frame.title },
         trace_edit_id: -1, layout_edit_id: -1, source_view_id: null, // ids the kernel never waits for
       };
       // a change that came from elsewhere, as ipywidgets marks the kernel's: not sent back to the kernel

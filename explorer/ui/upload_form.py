@@ -24,7 +24,7 @@ AUTO = "auto (detect)"
 
 # The CLI's advice, and what does the same in this form.
 _CLI_ADVICE = [
-    (re.compile(r"--time-unit (\w+)=(\w+)"), lambda m: f"set '{m[1]} unit' to {m[2]} above"),
+    (re.compile(r"--time-unit (\w+)=(\w+)"), lambda m: f"set {m[1]} to {m[2]} under 'numeric times count'"),
     (re.compile(r"map yours with --event-time-col"), lambda m: "pick the column that holds it in the event_time box"),
     (re.compile(r"--([a-z]+)-time-col"), lambda m: f"pick it in the {m[1]}_time box"),
 ]
@@ -46,7 +46,7 @@ class UploadForm:
         self.mapping = {name: W.Dropdown(options=[NONE], description=name, style={"description_width": "7em"},
                                          layout=W.Layout(width="20em"))
                         for name in COLUMN_NAMES}
-        self.units = {name: W.Dropdown(options=[AUTO, *MICROS_PER], value=AUTO, description=f"{name} unit",
+        self.units = {name: W.Dropdown(options=[AUTO, *MICROS_PER], value=AUTO, description=name,
                                        style={"description_width": "7em"}, layout=W.Layout(width="20em"),
                                        tooltip="what numbers in this column count; auto reads epoch "
                                                "numbers by their size and ISO text by itself")

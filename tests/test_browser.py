@@ -283,7 +283,10 @@ def test_a_kafka_export_uploaded_in_the_page_reads_as_date_times_and_the_target_
                                ".some(e => e.textContent.startsWith('smallest delay reaching 99.5%'))", timeout=120_000)
         page.wait_for_timeout(2000)  # the slider moves, the cards follow
         completeness = page.locator(".widget-html-content", has_text="completeness").first.text_content()
-        page.screenshot(path=str(tmp_path / "kafka-export.png"))
+        shots = Path(os.environ.get("WX_SCREENSHOTS", tmp_path))
+        shots.mkdir(parents=True, exist_ok=True)
+        page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
+        page.screenshot(path=str(shots / "kafka-export.png"))
         browser.close()
     shown = float(completeness.split("completeness")[1].split("%")[0])
     assert shown >= 99.5

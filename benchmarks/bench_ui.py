@@ -83,7 +83,7 @@ def curve_seconds(explorer: Explorer, preset_name: str) -> float:
     explorer.controls.preset.value = preset_name
     start = time.perf_counter()
     explorer.wait_for_curve(timeout=600)
-    assert len(explorer.curve_figure.data[0].x) == 41
+    assert len(explorer.sweep.figure.data[0].x) == 41
     return time.perf_counter() - start - SETTLE_SECONDS  # the sweep starts once the controls rest
 
 

@@ -122,9 +122,9 @@ def test_key_picker_and_bad_controls_show_words():
 def test_target_completeness_suggests_a_delay():
     explorer = Explorer(generate("textbook", events=3000), "textbook")
     explorer.wait_for_curve()
-    explorer.target.value = 95
-    assert "smallest delay reaching 95%" in explorer.suggestion.value
-    curve = explorer.curve_figure.data[0]
+    explorer.sweep.target.value = 95
+    assert "smallest delay reaching 95%" in explorer.sweep.suggestion.value
+    curve = explorer.sweep.figure.data[0]
     assert len(curve.y) == 41 and list(curve.y) == sorted(curve.y)
 
 
@@ -134,14 +134,14 @@ def test_the_side_figures_follow_once_the_slider_rests_in_one_message_each():
     explorer.wait_for_curve()
     messages = {"curve": [], "histogram": []}
     for name in messages:
-        getattr(explorer, "curve_figure" if name == "curve" else name).observe(
+        (explorer.sweep.figure if name == "curve" else explorer.histogram).observe(
             lambda change, name=name: change["new"] and messages[name].append(change["new"]),
             names=["_py2js_restyle", "_py2js_update", "_py2js_relayout"])
     explorer.controls.delay.value = 9.5  # a delay of the sweep (41 from 0 to the slider's end, 38 s here)
     assert messages == {"curve": [], "histogram": []}  # while the slider moves, only the two clocks redraw
     explorer.wait_until_settled()
     assert explorer.histogram.layout.shapes[-1].x0 == 9.5
-    curve, current = explorer.curve_figure.data
+    curve, current = explorer.sweep.figure.data
     on_curve = list(curve.text).index("9.5")
     assert (current.x[0], current.y[0]) == pytest.approx((curve.x[on_curve], curve.y[on_curve]))
     assert current.y[0] == pytest.approx(explorer.result.metrics.completeness * 100)
@@ -292,11 +292,11 @@ def test_a_sweep_for_settings_that_changed_stops():
     explorer.wait_for_curve()
     explorer.controls.idle.value = 30
     explorer.wait_until_settled()
-    running = explorer._curve_generation
+    running = explorer.sweep.generation
     explorer.controls.idle.value = 31  # before that sweep is done: it is told to stop
-    assert explorer._curve_generation > running and explorer._curve_key is None
+    assert explorer.sweep.generation > running and explorer.sweep.key is None
     explorer.wait_for_curve()
-    assert explorer._curve_rows and explorer._curve_key[1].time.idle_timeout == 31_000_000
+    assert explorer.sweep.rows and explorer.sweep.key[1].time.idle_timeout == 31_000_000
 
 
 def test_a_wall_clock_stream_is_drawn_and_explained_in_date_times():
@@ -333,11 +333,11 @@ def test_the_target_box_names_the_exact_delay_and_sets_the_slider_so_the_cards_a
 
     explorer = Explorer(generate("textbook", events=5000), "textbook")
     explorer.wait_for_curve()
-    explorer.target.value = 98.5
+    explorer.sweep.target.value = 98.5
     explorer.wait_for_suggestion()
     explorer.wait_until_settled()
     found = tune(explorer.stream, explorer.controls.config(delay=0), 0.985)
-    assert f"<b>{exact_seconds(found.delay)} s</b>" in explorer.suggestion.value
+    assert f"<b>{exact_seconds(found.delay)} s</b>" in explorer.sweep.suggestion.value
     assert 0 <= explorer.controls.delay.value * 1_000_000 - found.delay < explorer.controls.delay.step * 1_000_000
     assert explorer.result.metrics.completeness >= 0.985
 
@@ -348,17 +348,17 @@ def test_switching_streams_clears_what_the_old_one_showed():
     explorer.wait_for_suggestion()
     explorer.inspect_event(0)
     explorer.compare_panel.run()
-    old_curve = list(explorer.curve_figure.data[0].y)
+    old_curve = list(explorer.sweep.figure.data[0].y)
     assert explorer.compare_panel.disagreements.options and "event e" in explorer.inspector.value
     explorer._load_stream(generate("voltsp"), reset=True)
     assert "Click an event" in explorer.inspector.value
     assert explorer.compare_panel.comparison is None and not explorer.compare_panel.disagreements.options
-    assert "computing" in explorer.suggestion.value
-    assert "computing" in explorer.curve_figure.layout.title.text or list(explorer.curve_figure.data[0].y) != old_curve
+    assert "computing" in explorer.sweep.suggestion.value
+    assert "computing" in explorer.sweep.figure.layout.title.text or list(explorer.sweep.figure.data[0].y) != old_curve
     explorer.wait_for_curve()
     explorer.wait_for_suggestion()
-    assert explorer.curve_figure.layout.title.text == "completeness vs latency"
-    assert list(explorer.curve_figure.data[0].y) != old_curve and "smallest delay" in explorer.suggestion.value
+    assert explorer.sweep.figure.layout.title.text == "completeness vs latency"
+    assert list(explorer.sweep.figure.data[0].y) != old_curve and "smallest delay" in explorer.sweep.suggestion.value
     assert explorer.clocks.layout.uirevision == f"stream-{explorer._stream_generation}"
 
 
@@ -386,10 +386,10 @@ def test_no_figure_message_carries_a_nan_the_page_cannot_read():
     four = pd.DataFrame({"id": ["e1", "e2", "e3", "e4"], "event_time": [2, 4, 8, 15], "arrival_time": [3, 5, 13, 9]})
     from explorer.streams import stream_from_frame
     explorer = Explorer(generate("voltsp"), "voltsp")
-    errors = [_json_safe_messages(fig) for fig in (explorer.clocks, explorer.histogram, explorer.curve_figure)]
+    errors = [_json_safe_messages(fig) for fig in (explorer.clocks, explorer.histogram, explorer.sweep.figure)]
     explorer._load_stream(stream_from_frame(four, name="four events"), reset=True)
     explorer.wait_for_curve()
-    assert any(r.avg_emit_latency is None for r in explorer._curve_rows)  # the case: a delay emitting nothing
+    assert any(r.avg_emit_latency is None for r in explorer.sweep.rows)  # the case: a delay emitting nothing
     explorer.controls.delay.value = 12.0
     explorer.wait_for_curve()
     assert errors == [[], [], []]

@@ -19,12 +19,11 @@ import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.config import RunConfig, apply_delay, delay_of, preset
+from explorer.config import RunConfig, delay_of, preset
 from explorer.core import Result, run
 from explorer.errors import InputError
-from explorer.metrics import CurveRow, SweepStopped, curve, tune
 from explorer.streams import GENERATORS, Stream, generate, load_events
-from explorer.timeutil import MICROS, exact_seconds, human_duration
+from explorer.timeutil import MICROS, human_duration
 from explorer.ui.controls import Controls
 from explorer.ui.panels import ComparePanel, ExportPanel, SparkPanel
 from explorer.ui.figures import (POINT_BUDGET, ALL_KEYS, plot_time, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
@@ -33,6 +32,7 @@ from explorer.ui.figures import (POINT_BUDGET, ALL_KEYS, plot_time, REASON_COLOR
 from explorer.ui.page_frames import ClocksUpdate, PageFrames
 from explorer.ui.inspector import explain_event, explain_window
 from explorer.ui.prefetch import Prefetcher
+from explorer.ui.sweep import Sweep
 from explorer.ui.upload_form import UploadForm
 
 S = MICROS["s"]
@@ -70,8 +70,6 @@ def available_memory() -> int:
 
 UPLOAD = "(uploaded file)"
 INSPECTOR_HINT = "<i>Click an event or a window marker to see why.</i>"
-COMPUTING = "<i>computing…</i>"
-CURVE_TITLE = "completeness vs latency"
 # side by side where the page is wide, one under the other at 1280 px or beside JupyterLab's sidebar
 SIDE_FIGURE_WIDTH = 440
 
@@ -94,10 +92,6 @@ class Explorer:
         self.result: Result | None = None
         self.last_update_ms = 0.0
         self._quiet = False
-        self._curve_generation = 0
-        self._tune_generation = 0  # a target's suggestion for settings that have since changed is dropped
-        self._curve_rows: list[CurveRow] = []
-        self._curve_key = None
         self._rows: dict[str, np.ndarray] = {}  # per clickable trace: the Result row of each drawn point
         self._sent_title = ""  # as last sent: an unchanged title is not resent
         self._draw_lock = threading.RLock()  # the settle timer draws from its own thread
@@ -118,9 +112,7 @@ class Explorer:
                                  layout=W.Layout(width="36em"))
         self.play = W.Play(value=1, min=1, max=1, interval=400, description="replay")
         W.jslink((self.play, "value"), (self.batch, "value"))
-        self.target = W.BoundedFloatText(value=99.0, min=1.0, max=100.0, step=0.5, description="target %",
-                                         layout=W.Layout(width="14em"))
-        self.suggestion = W.HTML()
+        self.sweep = Sweep(self._settings, self._set_delay, SIDE_FIGURE_WIDTH)
         self.spark_panel = SparkPanel(lambda: self.stream, self.controls.config, lambda: self.result, self.show_result)
         self.compare_panel = ComparePanel(lambda: self.stream, self.controls.config)
         self.export_panel = ExportPanel(self.controls.config, lambda: self.stream)
@@ -133,7 +125,6 @@ class Explorer:
                                       on_drawn=self._on_page_drawn, on_missed=self._on_page_missed)
         self.clocks.observe(self._on_page_drew, names="_js2py_traceDeltas")  # plotly 7's page → kernel report
         self.histogram = self._histogram_figure()
-        self.curve_figure = self._curve_figure()
         self.controls.show(config or preset(preset_name))
         self._wire()
         if self.stream.name in GENERATORS:
@@ -209,18 +200,11 @@ class Explorer:
     def _forget_stream(self) -> None:
         """Everything derived from the stream shown until now goes, or says it is being computed anew: the
         inspector's event, Spark's badge, the comparison, the curve and the target's suggestion."""
-        self._curve_key = None
-        self._curve_generation += 1
-        self._tune_generation += 1
+        self.sweep.forget()
         self._stream_generation += 1
         self.inspector.value = INSPECTOR_HINT
         self.spark_panel.forget()
         self.compare_panel.forget()
-        self._curve_rows = []
-        with self.curve_figure.batch_update():
-            for trace in self.curve_figure.data:
-                trace.x, trace.y = [], []
-        self.suggestion.value = COMPUTING
 
     # --- figures --------------------------------------------------------------------------------
     def _time_axes(self, absolute: bool) -> None:
@@ -287,17 +271,6 @@ class Explorer:
                           xaxis_title="delay, s", yaxis=dict(type="log", title="events"), bargap=0, showlegend=False)
         return fig
 
-    def _curve_figure(self) -> go.FigureWidget:
-        fig = go.FigureWidget()
-        fig.add_scatter(name="sweep", mode="lines+markers", marker=dict(size=5), line=dict(color="#4C78A8"),
-                        hovertemplate="delay %{text} s<br>latency %{x:.2f} s<br>completeness %{y:.2f}%<extra></extra>")
-        fig.add_scatter(name="current", mode="markers", marker=dict(size=14, color="#E45756", symbol="circle-open",
-                                                                    line=dict(width=3)), hoverinfo="skip")
-        fig.update_layout(height=260, width=SIDE_FIGURE_WIDTH, margin=dict(l=50, r=10, t=40, b=40), title=CURVE_TITLE,
-                          xaxis_title="avg emit latency, s (event time)", yaxis_title="completeness %",
-                          showlegend=False)
-        return fig
-
     @staticmethod
     def _vline(x: float, color: str, dash: str) -> dict:
         return dict(type="line", x0=x, x1=x, y0=0, y1=1, yref="paper", line=dict(color=color, dash=dash, width=2))
@@ -310,7 +283,6 @@ class Explorer:
         self.controls.preset.observe(self._on_preset, names="value")
         self.key.observe(lambda _: self._draw(), names="value")
         self.batch.observe(lambda _: self._draw(), names="value")
-        self.target.observe(lambda _: self._suggest(apply=True), names="value")
         self.source.observe(self._on_source, names="value")
         self.load_button.on_click(self._on_load)
 
@@ -339,9 +311,7 @@ class Explorer:
         start = time.perf_counter()
         try:
             config = self.controls.config()
-            if self._curve_key is not None and self._sweep_key(config) != self._curve_key:
-                self._curve_generation += 1  # the sweep under way is for other settings: stop it, start anew at rest
-                self._curve_key = None
+            self.sweep.settings_changed(self.stream, config)
             self._frame = self._frames.get((config, self.key.value))
             self.result = self._frame.result
             request = (self._stream_generation, config, self.key.value)
@@ -564,7 +534,7 @@ class Explorer:
 
     def _side_figures(self, config: RunConfig) -> None:
         self._mark_delay(config)
-        self._update_curve(config)
+        self.sweep.follow(self.stream, config, self.result, self.controls.delay.max)
 
     def _mark_delay(self, config: RunConfig) -> None:
         shapes = list(self.histogram.layout.shapes)
@@ -572,85 +542,12 @@ class Explorer:
             shapes[-1] = self._vline(delay_of(config) / S, "#E45756", "solid")
             self.histogram.layout.shapes = shapes
 
-    # --- the completeness–latency curve ---------------------------------------------------------
-    def _sweep_key(self, config: RunConfig) -> tuple:
-        """What a sweep depends on: the stream and every setting but the delay it sweeps."""
-        return id(self.stream), apply_delay(config, 0)
-
-    def _update_curve(self, config: RunConfig) -> None:
-        key = self._sweep_key(config)
-        if key == self._curve_key:
-            self._mark_current()
-            return
-        self._curve_key = key
-        self._curve_generation += 1
-        generation = self._curve_generation
-        delays = np.linspace(0, self.controls.delay.max, 41)
-        stream = self.stream
-        self.curve_figure.layout.title.text = f"{CURVE_TITLE} (computing…)"
-
-        def work() -> None:
-            try:
-                rows = curve(stream, config, [round(d * S) for d in delays],
-                             stop=lambda: generation != self._curve_generation)
-            except SweepStopped:
-                return
-            if generation == self._curve_generation:
-                self._curve_rows = rows
-                with self.curve_figure.batch_update():
-                    self.curve_figure.layout.title.text = CURVE_TITLE
-                    line = self.curve_figure.data[0]
-                    # arrays, not lists: they travel as binary buffers, where a NaN (no window emitted at that
-                    # delay) is allowed; in a list it breaks the message's JSON and the page shows a warning
-                    line.x = np.array([np.nan if r.avg_emit_latency is None else r.avg_emit_latency for r in rows])
-                    line.y = np.array([r.completeness * 100 for r in rows])
-                    line.text = [f"{r.delay:g}" for r in rows]
-                self._mark_current()
-                self._suggest()
-
-        self._curve_thread = threading.Thread(target=work, daemon=True)
-        self._curve_thread.start()
-
-    def _mark_current(self) -> None:
-        if self.result is None:
-            return
-        m = self.result.metrics
-        latency = m.latency_event.mean if m.latency_event.mean is not None else np.nan
-        # one redraw, not one per axis; arrays, which may hold a NaN (see _update_curve)
-        send(self.curve_figure, {1: {"x": np.array([latency]), "y": np.array([m.completeness * 100])}})
-
-    def _suggest(self, apply: bool = False) -> None:
-        """Name the smallest delay that reaches the target % under the current settings (``tune``: exact, not on
-        the sweep's grid; on a background thread). With ``apply`` (the user typed a target) the delay slider
-        moves to the first of its steps at or above that delay, which reaches the target too (completeness
-        never falls as the delay grows): the cards then agree with the suggestion."""
+    # --- the completeness–latency curve (sweep.py) ----------------------------------------------
+    def _settings(self) -> tuple[Stream, RunConfig] | None:
         try:
-            config = self.controls.config()
+            return self.stream, self.controls.config()
         except InputError:
-            return
-        goal, stream = self.target.value / 100, self.stream
-        self._tune_generation += 1
-        generation = self._tune_generation
-        self.suggestion.value = f"<i>looking for the smallest delay reaching {self.target.value:g}%…</i>"
-
-        def work() -> None:
-            found = tune(stream, config, goal)
-            if generation != self._tune_generation:
-                return
-            if not found.reached:
-                self.suggestion.value = (f"no delay reaches {self.target.value:g}%: at {human_duration(found.delay)} "
-                                         f"completeness is {found.completeness:.2%} and more delay does not help")
-                return
-            m = found.metrics
-            self.suggestion.value = (
-                f"smallest delay reaching {self.target.value:g}%: <b>{exact_seconds(found.delay)} s</b> "
-                f"({human_duration(found.delay)}; completeness {found.completeness:.2%}, emit latency "
-                f"{human_duration(None if m.latency_event.mean is None else m.latency_event.mean * S)})")
-            if apply:
-                self._set_delay(found.delay)
-
-        self._tune_thread = threading.Thread(target=work, daemon=True)
-        self._tune_thread.start()
+            return None
 
     def _set_delay(self, micros: int) -> None:
         """Move the delay slider to the first of its steps at or above ``micros``, widening its range if needed."""
@@ -662,16 +559,12 @@ class Explorer:
 
     def wait_for_suggestion(self, timeout: float = 60.0) -> None:
         """Block until the target's suggestion is computed (for tests and scripts)."""
-        thread = getattr(self, "_tune_thread", None)
-        if thread is not None:
-            thread.join(timeout)
+        self.sweep.wait_for_suggestion(timeout)
 
     def wait_for_curve(self, timeout: float = 60.0) -> None:
         """Block until the background sweep is drawn (for tests and scripts, never for the UI)."""
         self.wait_until_settled(timeout)  # the sweep starts when the controls rest
-        thread = getattr(self, "_curve_thread", None)
-        if thread is not None:
-            thread.join(timeout)
+        self.sweep.wait_for_curve(timeout)
 
     # --- the inspector --------------------------------------------------------------------------
     def _on_event_click(self, status: str, trace, points, selector) -> None:
@@ -706,9 +599,9 @@ class Explorer:
         left = W.VBox([data, self.controls.box()], layout=W.Layout(flex="0 0 28em"))
         wrap = W.Layout(flex_flow="row wrap")  # rows that fold rather than run off a narrow page
         stepper = W.HBox([self.play, self.batch, self.key], layout=wrap)
-        target = W.HBox([self.target, self.suggestion], layout=W.Layout(flex_flow="row wrap"))
+        target = W.HBox([self.sweep.target, self.sweep.suggestion], layout=W.Layout(flex_flow="row wrap"))
         right = W.VBox([self.message, self.cards, self.clocks, stepper,
-                        W.HBox([self.histogram, self.curve_figure], layout=wrap), target,
+                        W.HBox([self.histogram, self.sweep.figure], layout=wrap), target,
                         W.HTML("<b>Inspector</b>"), self.inspector, self.panels(), self.page_frames],
                        layout=W.Layout(flex="1 1 0", min_width="0"))  # min_width 0: it may shrink below its content
         return W.HBox([left, right])

@@ -1,0 +1,164 @@
+"""The completeness–latency curve and the target box: background work that follows the controls.
+
+The curve is a 41-delay sweep of the current settings (``metrics.curve``); the target box names the smallest
+delay reaching a completeness (``metrics.tune``, exact to the µs). Both run on threads so a slider never
+waits, and both are generation-counted: work for settings or a stream that have since changed stops (the
+sweep) or is dropped (the suggestion), never drawn over what is shown now.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import ipywidgets as W
+import numpy as np
+import plotly.graph_objects as go
+
+from explorer.config import RunConfig, apply_delay
+from explorer.core import Result
+from explorer.metrics import CurveRow, SweepStopped, curve, tune
+from explorer.streams import Stream
+from explorer.timeutil import MICROS, exact_seconds, human_duration
+from explorer.ui.figures import send
+
+S = MICROS["s"]
+CURVE_TITLE = "completeness vs latency"
+COMPUTING = "<i>computing…</i>"
+SWEEP_POINTS = 41
+
+
+class Sweep:
+    """The curve figure, the target box and its suggestion. ``settings()`` gives the stream and settings the
+    controls describe now (None when they describe none); ``set_delay(micros)`` moves the explorer's delay
+    control when the user types a target."""
+
+    def __init__(self, settings: Callable[[], tuple[Stream, RunConfig] | None], set_delay: Callable[[int], None],
+                 width: int):
+        self._settings, self._set_delay = settings, set_delay
+        self.figure = go.FigureWidget()
+        self.figure.add_scatter(name="sweep", mode="lines+markers", marker=dict(size=5), line=dict(color="#4C78A8"),
+                                hovertemplate="delay %{text} s<br>latency %{x:.2f} s<br>completeness %{y:.2f}%"
+                                              "<extra></extra>")
+        self.figure.add_scatter(name="current", mode="markers", hoverinfo="skip",
+                                marker=dict(size=14, color="#E45756", symbol="circle-open", line=dict(width=3)))
+        self.figure.update_layout(height=260, width=width, margin=dict(l=50, r=10, t=40, b=40), title=CURVE_TITLE,
+                                  xaxis_title="avg emit latency, s (event time)", yaxis_title="completeness %",
+                                  showlegend=False)
+        self.target = W.BoundedFloatText(value=99.0, min=1.0, max=100.0, step=0.5, description="target %",
+                                         layout=W.Layout(width="14em"))
+        self.suggestion = W.HTML()
+        self.rows: list[CurveRow] = []
+        self.key: tuple | None = None  # what the curve shown (or being computed) is for
+        self.generation = 0  # bumped to stop the sweep under way
+        self._tune_generation = 0  # bumped to drop the suggestion under way
+        self._curve_thread: threading.Thread | None = None
+        self._tune_thread: threading.Thread | None = None
+        self._current: Result | None = None
+        self.target.observe(lambda _change: self.suggest(apply=True), names="value")
+
+    @staticmethod
+    def key_of(stream: Stream, config: RunConfig) -> tuple:
+        """What a sweep depends on: the stream and every setting but the delay it sweeps."""
+        return id(stream), apply_delay(config, 0)
+
+    def forget(self) -> None:
+        """The stream changed: stop what runs, clear the curve, and say the suggestion is being computed."""
+        self.key = None
+        self.generation += 1
+        self._tune_generation += 1
+        self.rows = []
+        with self.figure.batch_update():
+            for trace in self.figure.data:
+                trace.x, trace.y = [], []
+        self.suggestion.value = COMPUTING
+
+    def settings_changed(self, stream: Stream, config: RunConfig) -> None:
+        """A control moved: a sweep under way for other settings stops now (a new one starts at rest)."""
+        if self.key is not None and self.key_of(stream, config) != self.key:
+            self.generation += 1
+            self.key = None
+
+    def follow(self, stream: Stream, config: RunConfig, result: Result, max_delay: float) -> None:
+        """The controls rest on ``config``: mark ``result`` on the curve, or sweep anew (0 to ``max_delay``
+        seconds) if the settings other than the delay changed; the suggestion follows the new curve."""
+        self._current = result
+        key = self.key_of(stream, config)
+        if key == self.key:
+            self.mark(result)
+            return
+        self.key = key
+        self.generation += 1
+        generation = self.generation
+        delays = np.linspace(0, max_delay, SWEEP_POINTS)
+        self.figure.layout.title.text = f"{CURVE_TITLE} (computing…)"
+
+        def work() -> None:
+            try:
+                rows = curve(stream, config, [round(d * S) for d in delays], stop=lambda: generation != self.generation)
+            except SweepStopped:
+                return
+            if generation == self.generation:
+                self.rows = rows
+                with self.figure.batch_update():
+                    self.figure.layout.title.text = CURVE_TITLE
+                    line = self.figure.data[0]
+                    # arrays, not lists: they travel as binary buffers, where a NaN (no window emitted at that
+                    # delay) is allowed; in a list it breaks the message's JSON and the page shows a warning
+                    line.x = np.array([np.nan if r.avg_emit_latency is None else r.avg_emit_latency for r in rows])
+                    line.y = np.array([r.completeness * 100 for r in rows])
+                    line.text = [f"{r.delay:g}" for r in rows]
+                self.mark(self._current)
+                self.suggest()
+
+        self._curve_thread = threading.Thread(target=work, daemon=True)
+        self._curve_thread.start()
+
+    def mark(self, result: Result | None) -> None:
+        """Ring the current setting on the curve."""
+        if result is None:
+            return
+        m = result.metrics
+        latency = m.latency_event.mean if m.latency_event.mean is not None else np.nan
+        # one redraw, not one per axis; arrays, which may hold a NaN (see follow)
+        send(self.figure, {1: {"x": np.array([latency]), "y": np.array([m.completeness * 100])}})
+
+    def suggest(self, apply: bool = False) -> None:
+        """Name the smallest delay that reaches the target % under the current settings (``tune``: exact, not on
+        the sweep's grid; on a background thread). With ``apply`` (the user typed a target) the delay control
+        moves to it: the cards then agree with the suggestion."""
+        wanted = self._settings()
+        if wanted is None:
+            return
+        stream, config = wanted
+        percent = self.target.value
+        self._tune_generation += 1
+        generation = self._tune_generation
+        self.suggestion.value = f"<i>looking for the smallest delay reaching {percent:g}%…</i>"
+
+        def work() -> None:
+            found = tune(stream, config, percent / 100)
+            if generation != self._tune_generation:
+                return
+            if not found.reached:
+                self.suggestion.value = (f"no delay reaches {percent:g}%: at {human_duration(found.delay)} "
+                                         f"completeness is {found.completeness:.2%} and more delay does not help")
+                return
+            latency = found.metrics.latency_event.mean
+            self.suggestion.value = (
+                f"smallest delay reaching {percent:g}%: <b>{exact_seconds(found.delay)} s</b> "
+                f"({human_duration(found.delay)}; completeness {found.completeness:.2%}, emit latency "
+                f"{human_duration(None if latency is None else latency * S)})")
+            if apply:
+                self._set_delay(found.delay)
+
+        self._tune_thread = threading.Thread(target=work, daemon=True)
+        self._tune_thread.start()
+
+    def wait_for_curve(self, timeout: float) -> None:
+        if self._curve_thread is not None:
+            self._curve_thread.join(timeout)
+
+    def wait_for_suggestion(self, timeout: float) -> None:
+        if self._tune_thread is not None:
+            self._tune_thread.join(timeout)

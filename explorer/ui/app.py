@@ -29,7 +29,7 @@ from explorer.ui.panels import ComparePanel, ExportPanel, SparkPanel
 from explorer.ui.figures import (POINT_BUDGET, ALL_KEYS, plot_time, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
                                  STATUS_LABELS, STATUSES, TwoClocks, compact, delay_histogram, quantile_labels, send,
                                  two_clocks)
-from explorer.ui.page_frames import ClocksUpdate, PageFrames
+from explorer.ui.page_frames import ClocksUpdate, PageFrames, mirror
 from explorer.ui.inspector import explain_event, explain_window
 from explorer.ui.prefetch import Prefetcher
 from explorer.ui.sweep import Sweep
@@ -351,14 +351,9 @@ class Explorer:
         return self.batch.value >= self.batch.max and self.page_frames.holds(request)
 
     def _on_page_drawn(self, request: tuple[int, RunConfig, str], update: ClocksUpdate) -> None:
-        """The page drew a frame it held: the Python figure now mirrors it, sending nothing, so the next update
-        is computed against what the page shows. (Plotly's FigureWidget has no public way to take a change
-        the page made by itself; these are the steps its plotly_update takes before sending.)"""
+        """The page drew a frame it held: the Python figure mirrors it (page_frames.mirror)."""
         with self._draw_lock:
-            indexes = sorted(update.traces)
-            self.clocks._perform_plotly_restyle(
-                {key: [update.traces[i][key] for i in indexes] for key in ("x", "y", "text")}, indexes)
-            self.clocks._perform_plotly_relayout({"title.text": update.title})
+            mirror(self.clocks, update)
             self._sent_title = update.title
             self._rows.update(update.rows)
             self.figure_note = update.note

@@ -44,6 +44,16 @@ class ClocksUpdate:
     note: str  # what the frame leaves out, in words (also in the title)
 
 
+def mirror(figure, update: ClocksUpdate) -> None:
+    """Make the Python figure hold a frame the page drew by itself, sending nothing, so the kernel's next
+    update is computed against what the page shows. Plotly's FigureWidget has no public way to take a change
+    the page made; these are the steps its plotly_update takes before it sends."""
+    indexes = sorted(update.traces)
+    figure._perform_plotly_restyle({key: [update.traces[i][key] for i in indexes] for key in ("x", "y", "text")},
+                                   indexes)
+    figure._perform_plotly_relayout({"title.text": update.title})
+
+
 def _synced_value_trait(widget: W.Widget) -> str:
     """Selection widgets (Dropdown, ToggleButtons) sync ``index``; every other control syncs ``value``."""
     return "index" if isinstance(widget, W.widgets.widget_selection._Selection) else "value"

@@ -406,3 +406,28 @@ def test_an_upload_too_big_for_memory_is_refused_before_it_is_parsed(monkeypatch
     monkeypatch.setattr(pd, "read_parquet", lambda *a, **k: pytest.fail("parsed before the check"))
     with pytest.raises(Exception, match=r"big.parquet: reading its 50,000 rows needs about .* GiB but 0.0 GiB"):
         read_upload("big.parquet", buffer.getvalue())
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_kafka_export_uploaded_in_any_of_its_time_formats_gives_the_clis_result(tmp_path, suffix):
+    """ts and ingest_ts as ISO + epoch ms, both epoch ms, or both ISO with offsets: uploaded with the guessed
+    mapping and no unit set, each gives the Result the CLI's loader gives the mixed file."""
+    from explorer import preset, run
+    from explorer.cli import main
+    from explorer.streams import load_events
+    columns = {"event_time": "ts", "arrival_time": "ingest_ts", "key": "device_id", "partition": "partition"}
+    config = preset("voltsp", delay=5_000_000)
+    explorer = Explorer(generate("voltsp"), "voltsp", config=config)
+    expected = None
+    for times in ("mixed", "epoch-ms", "iso"):
+        path = tmp_path / f"{times}{suffix}"
+        assert main(["generate", "kafka-export", "--times", times, "--devices", "5", "--duration", "600",
+                     "--out", str(path)]) == 0
+        if expected is None:
+            expected = run(load_events(path, columns=columns), config)
+        _upload(explorer, path.name, path.read_bytes())
+        assert explorer.upload_form.columns() == columns
+        explorer.upload_form.use_file()
+        assert explorer.stream.absolute and explorer.clocks.layout.xaxis.type == "date"
+        assert explorer.result.metrics == expected.metrics, times
+        pd.testing.assert_frame_equal(explorer.result.events, expected.events, obj=times)

@@ -345,9 +345,9 @@ def send(fig: go.FigureWidget, updates: dict[int, dict], layout: dict | None = N
 
 
 def axis_types(fig: go.FigureWidget) -> dict[str, str]:
-    """Every axis whose type is set, as relayout keys ("xaxis.type": "date")."""
-    layout = fig.layout.to_plotly_json()
-    return {f"{name}.type": part["type"] for name, part in layout.items()
+    """Every axis whose type is set, as relayout keys ("xaxis.type": "date"). Read from the layout's own
+    properties (as ``send`` already reads the figure's state): a copy of the whole layout cost 0.6 ms a frame."""
+    return {f"{name}.type": part["type"] for name, part in fig.layout._props.items()
             if name.startswith(("xaxis", "yaxis")) and isinstance(part, dict) and part.get("type")}
 
 

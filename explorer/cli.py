@@ -22,7 +22,7 @@ from explorer.core import Result, run
 from explorer.export import TARGETS as EXPORT_TARGETS
 from explorer.export import ExportSource, export
 from explorer.errors import InputError
-from explorer.metrics import curve, format_curve_table, tune
+from explorer.metrics import SECOND_KNOBS, FrontierPoint, best_point, curve, format_curve_table, frontier, tune
 from explorer.streams import GENERATORS, Stream, generate, load_events
 from explorer.streams.generators import make_frame
 from explorer.streams.loading import parse_time_units
@@ -120,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_source(p_tune, required_file=False)
     _add_config(p_tune)
     p_tune.add_argument("--target", type=float, required=True, help="completeness to reach, e.g. 0.99 (or 99%%)")
+    p_tune.add_argument("--with", dest="second", choices=list(SECOND_KNOBS),
+                        help="also a second knob: for values of it from 0 to the delay alone needs, the smallest "
+                             "delay beside it and the first emissions' latency (the frontier of the two)")
     p_tune.add_argument("--format", choices=["table", "json"], default="table")
 
     p_cmp = sub.add_parser("compare", help="several engines' presets over the same stream, and where they disagree")
@@ -316,6 +319,9 @@ def cmd_curve(args: argparse.Namespace) -> None:
 def cmd_tune(args: argparse.Namespace) -> None:
     config, column = build_config(args)
     target = args.target / 100 if args.target > 1 else args.target
+    if args.second:
+        _print_frontier(frontier(load_source(args, column), config, target, args.second), args)
+        return
     found = tune(load_source(args, column), config, target)
     if args.format == "json":
         print(json.dumps(found.to_dict()))
@@ -332,6 +338,23 @@ def cmd_tune(args: argparse.Namespace) -> None:
     print(f"  emit latency mean {human_duration(m.latency_event.mean * MICROS['s'] if m.latency_event.mean is not None else None)}, "
           f"p95 {human_duration(m.latency_event.p95 * MICROS['s'] if m.latency_event.p95 is not None else None)}; "
           f"refused {m.dropped + m.side_output} of {m.events} events ({found.evaluations} evaluations)")
+
+
+def _print_frontier(points: list[FrontierPoint], args: argparse.Namespace) -> None:
+    best = best_point(points)
+    if args.format == "json":
+        print(json.dumps([{args.second: p.second / MICROS["s"], "best": p is best, **p.tuning.to_dict()}
+                          for p in points]))
+        return
+    print(f"{args.second:>18} | {'smallest delay':>16} | {'completeness':>12} | {'first-emission latency':>22} | revisions")
+    print("-" * 90)
+    for p in points:
+        m = p.tuning.metrics
+        delay = human_duration(p.tuning.delay) if p.tuning.reached else "not reached"
+        latency = human_duration(round(p.latency * MICROS["s"])) if p.tuning.reached and p.latency is not None else "-"
+        mark = "  ← lowest latency" if p is best else ""
+        print(f"{human_duration(p.second) if p.second else 'off':>18} | {delay:>16} | {p.tuning.completeness:>11.2%} "
+              f"| {latency:>22} | {m.updates:>9}{mark}")
 
 
 def cmd_compare(args: argparse.Namespace) -> None:

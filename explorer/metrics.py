@@ -150,3 +150,44 @@ def tune(stream: Stream, config: RunConfig, target: float) -> Tuning:
         else:
             lo, below = middle, m
     return Tuning(target, True, hi, best.completeness, below.completeness, best, evaluations)
+
+
+SECOND_KNOBS = {"allowed-lateness": "allowed_lateness", "idle-timeout": "idle_timeout"}
+FRONTIER_STEPS = 8
+
+
+@dataclass(frozen=True)
+class FrontierPoint:
+    """A second knob's value, the smallest delay that reaches the target beside it, and what that costs: the
+    first emissions' latency (what a dashboard waits for) and the revisions late events cause."""
+
+    second: int  # µs; 0 is off
+    tuning: Tuning
+
+    @property
+    def latency(self) -> float | None:
+        return self.tuning.metrics.latency_event.mean
+
+
+def frontier(stream: Stream, config: RunConfig, target: float, knob: str,
+             steps: int = FRONTIER_STEPS) -> list[FrontierPoint]:
+    """The delay alone reaches ``target`` at some d₀. Beside an allowed lateness A (late events re-emit their
+    window) or an idle timeout I (a silent key's windows flush), a smaller delay may reach it too, and emit the
+    first results sooner. For ``steps`` + 1 values of the second knob from 0 to d₀, the smallest such delay
+    (``tune``, exact): the completeness–latency frontier of the two knobs together."""
+    if knob not in SECOND_KNOBS:
+        raise InputError(f"unknown second knob {knob!r}; use {' or '.join(SECOND_KNOBS)}")
+    field = SECOND_KNOBS[knob]
+    alone = tune(stream, config.with_time(**{field: None if field == "idle_timeout" else 0}), target)
+    points = [FrontierPoint(0, alone)]
+    top = alone.delay if alone.reached else alone.delay // 2
+    for i in range(1, steps + 1):
+        second = max(1, round(top * i / steps))
+        points.append(FrontierPoint(second, tune(stream, config.with_time(**{field: second}), target)))
+    return points
+
+
+def best_point(points: list[FrontierPoint]) -> FrontierPoint | None:
+    """The point that reaches the target with the lowest first-emission latency (ties: the smaller knob)."""
+    reached = [p for p in points if p.tuning.reached and p.latency is not None]
+    return min(reached, key=lambda p: (p.latency, p.second), default=None)

@@ -51,3 +51,28 @@ def test_completeness_never_falls_as_the_delay_grows(case, start, step, knob):
     stream, config = case
     low, high = (config.with_time(**{knob: d * S // 2}) for d in (start, start + step))
     assert run_metrics(stream, low).completeness <= run_metrics(stream, high).completeness
+
+
+def test_the_frontier_of_delay_and_allowed_lateness_trades_first_emission_latency_for_revisions(capsys):
+    """Beside an allowed lateness A the target is reached with a smaller delay: every point reaches it, the
+    first emissions come no later as A grows, and the revisions that pay for it only grow."""
+    from explorer.metrics import best_point, frontier
+    stream = generate("textbook", events=3000)
+    config = preset("voltsp")
+    points = frontier(stream, config, 0.95, "allowed-lateness", steps=4)
+    alone = tune(stream, config, 0.95)
+    assert points[0].second == 0 and points[0].tuning.delay == alone.delay
+    assert [p.second for p in points] == sorted({p.second for p in points}) and len(points) == 5
+    assert all(p.tuning.reached and p.tuning.completeness >= 0.95 for p in points)
+    delays = [p.tuning.delay for p in points]
+    assert delays == sorted(delays, reverse=True) and delays[-1] < delays[0]
+    latencies = [p.latency for p in points]
+    assert all(a >= b for a, b in zip(latencies, latencies[1:]))
+    revisions = [p.tuning.metrics.updates for p in points]
+    assert revisions == sorted(revisions) and revisions[0] == 0 < revisions[-1]
+    assert best_point(points) is min(points, key=lambda p: (p.latency, p.second))
+    assert main(["tune", "--synthetic", "textbook", "--events", "3000", "--target", "0.95",
+                 "--with", "allowed-lateness"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("← lowest latency") == 1 and out.splitlines()[2].lstrip().startswith("off")
+    assert main(["tune", "--synthetic", "textbook", "--target", "0.95", "--with", "colour"]) == 2

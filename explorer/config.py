@@ -359,6 +359,7 @@ class Preset:
     time: TimeConfig
     delay_field: str  # "delay" (delayWindowClose-like) or "bound" (max seen − L)
     batches: BatchSpec | None = None
+    allowed_lateness: bool = False  # the engine can keep a closed window for late events (and re-emit it)
 
 
 PRESETS: dict[str, Preset] = {
@@ -368,6 +369,7 @@ PRESETS: dict[str, Preset] = {
         "late events to the exception handler, idle timeout on the processing clock with a 60 s heartbeat.",
         TimeConfig(),
         delay_field="delay",
+        allowed_lateness=True,
     ),
     "textbook": Preset(
         "textbook",
@@ -376,6 +378,7 @@ PRESETS: dict[str, Preset] = {
         TimeConfig(strategy=Strategy.BOUNDED, late_policy=LatePolicy.DROP, scope=Scope.GLOBAL),
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
+        allowed_lateness=True,  # 003's exercise: a grace period G
     ),
     "spark": Preset(
         "spark",
@@ -396,6 +399,7 @@ PRESETS: dict[str, Preset] = {
         TimeConfig(strategy=Strategy.MAX, scope=Scope.PARTITION_MIN, late_policy=LatePolicy.SIDE_OUTPUT),
         delay_field="delay",
         batches=BatchSpec(BatchKind.INTERVAL, interval=200 * SECOND // 1000),
+        allowed_lateness=True,
     ),
     "bytewax": Preset(
         "bytewax",

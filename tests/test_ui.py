@@ -431,3 +431,23 @@ def test_a_kafka_export_uploaded_in_any_of_its_time_formats_gives_the_clis_resul
         assert explorer.stream.absolute and explorer.clocks.layout.xaxis.type == "date"
         assert explorer.result.metrics == expected.metrics, times
         pd.testing.assert_frame_equal(explorer.result.events, expected.events, obj=times)
+
+
+def test_where_the_engine_has_allowed_lateness_the_target_box_offers_it_as_a_second_knob():
+    """voltsp keeps closed windows for late events; Spark cannot: only the first is offered the frontier."""
+    from explorer.metrics import best_point, frontier
+    from explorer.timeutil import human_duration
+    stream = generate("textbook", events=3000)
+    for name, offered in (("voltsp", True), ("spark", False)):
+        explorer = Explorer(stream, name)
+        explorer.wait_for_curve()
+        explorer.sweep.target.value = 95
+        explorer.wait_for_suggestion()
+        text = explorer.sweep.suggestion.value
+        assert ("with allowed lateness" in text) is offered, name
+    voltsp = Explorer(stream, "voltsp")
+    voltsp.wait_for_curve()
+    voltsp.sweep.target.value = 95
+    voltsp.wait_for_suggestion()
+    best = best_point(frontier(stream, voltsp.controls.config(), 0.95, "allowed-lateness", steps=4))
+    assert f"with allowed lateness {human_duration(best.second)}" in voltsp.sweep.suggestion.value

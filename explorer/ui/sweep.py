@@ -15,9 +15,9 @@ import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
 
-from explorer.config import RunConfig, apply_delay
+from explorer.config import PRESETS, RunConfig, apply_delay
 from explorer.core import Result
-from explorer.metrics import CurveRow, SweepStopped, curve, tune
+from explorer.metrics import CurveRow, SweepStopped, Tuning, best_point, curve, frontier, tune
 from explorer.streams import Stream
 from explorer.timeutil import MICROS, exact_seconds, human_duration
 from explorer.ui.figures import send
@@ -26,6 +26,7 @@ S = MICROS["s"]
 CURVE_TITLE = "completeness vs latency"
 COMPUTING = "<i>computing…</i>"
 SWEEP_POINTS = 41
+FRONTIER_POINTS = 4  # values of allowed lateness tried beside the delay alone: 5 exact tunings in all
 
 
 class Sweep:
@@ -151,9 +152,26 @@ class Sweep:
                 f"{human_duration(None if latency is None else latency * S)})")
             if apply:
                 self._set_delay(found.delay)
+            rules = PRESETS.get(config.preset)
+            if found.delay and rules is not None and rules.allowed_lateness:
+                self._offer_lateness(stream, config, percent, found, generation)
 
         self._tune_thread = threading.Thread(target=work, daemon=True)
         self._tune_thread.start()
+
+    def _offer_lateness(self, stream: Stream, config: RunConfig, percent: float, alone: Tuning,
+                        generation: int) -> None:
+        """The second knob, where the engine has it: the point of the delay–allowed-lateness frontier that
+        reaches the target with the earliest first results (``metrics.frontier``), said under the suggestion."""
+        best = best_point(frontier(stream, config, percent / 100, "allowed-lateness", steps=FRONTIER_POINTS))
+        if generation != self._tune_generation or best is None or best.second == 0:
+            return
+        first, before = best.latency, alone.metrics.latency_event.mean
+        self.suggestion.value += (
+            f"<br>or delay {human_duration(best.tuning.delay)} with allowed lateness {human_duration(best.second)}: "
+            f"first results after {human_duration(round(first * S))} instead of "
+            f"{human_duration(None if before is None else round(before * S))}, at the cost of "
+            f"{best.tuning.metrics.updates:,} revisions (tune --with allowed-lateness)")
 
     def wait_for_curve(self, timeout: float) -> None:
         if self._curve_thread is not None:

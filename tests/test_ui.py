@@ -451,3 +451,16 @@ def test_where_the_engine_has_allowed_lateness_the_target_box_offers_it_as_a_sec
     voltsp.wait_for_suggestion()
     best = best_point(frontier(stream, voltsp.controls.config(), 0.95, "allowed-lateness", steps=4))
     assert f"with allowed lateness {human_duration(best.second)}" in voltsp.sweep.suggestion.value
+
+
+def test_each_slider_says_its_value_as_a_duration():
+    """A Kafka export's delays run to minutes: the slider's 316.0 is said as 5 min 16 s beside it."""
+    explorer = Explorer(generate("kafka-export", devices=3, duration=300), "voltsp")
+    controls = explorer.controls
+    controls.delay.max = 400.0
+    controls.delay.value = 316.0
+    controls.allowed.value = 2.5
+    said = {name: box.value for name, box in controls.durations.items()}
+    assert "5 min 16 s" in said["delay"] and "2.5 s" in said["allowed"] and "off" in said["idle"]
+    controls.idle.value = 90.0
+    assert "1 min 30 s" in controls.durations["idle"].value

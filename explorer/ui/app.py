@@ -27,7 +27,7 @@ from explorer.timeutil import MICROS, human_duration
 from explorer.ui.controls import Controls
 from explorer.ui.panels import ComparePanel, ExportPanel, SparkPanel
 from explorer.ui.figures import (POINT_BUDGET, ALL_KEYS, plot_time, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
-                                 STATUS_LABELS, STATUSES, TwoClocks, compact, delay_histogram, quantile_labels, send,
+                                 STATUS_LABELS, STATUSES, TwoClocks, compact, delay_histogram, follow_page_zoom, quantile_labels, send,
                                  two_clocks)
 from explorer.ui.page_frames import ClocksUpdate, PageFrames, mirror
 from explorer.ui.inspector import explain_event, explain_window
@@ -124,6 +124,7 @@ class Explorer:
                                       self.controls.all + [self.key, self.batch], self.clocks,
                                       on_drawn=self._on_page_drawn, on_missed=self._on_page_missed)
         self.clocks.observe(self._on_page_drew, names="_js2py_traceDeltas")  # plotly 7's page → kernel report
+        follow_page_zoom(self.clocks)
         self.histogram = self._histogram_figure()
         self.controls.show(config or preset(preset_name))
         self._wire()
@@ -430,7 +431,7 @@ class Explorer:
         if float(max(arrival.max(), event_time.max())) - lo > 1.5 * span:
             view.update({"xaxis.range": [lo, lo + span], "yaxis.range": [lo - span * 0.1, lo + span]})
         else:
-            view.update({"xaxis.autorange": True, "yaxis.autorange": True})
+            view.update({"xaxis.autorange": True, "yaxis.autorange": True, "xaxis.range": None, "yaxis.range": None})
         self.clocks.plotly_relayout(view)
 
     def _settle(self, config: RunConfig) -> None:

@@ -9,7 +9,7 @@ import ipywidgets as W
 from explorer.config import (PRESETS, TIME_FIELDS, BatchSpec, RunConfig, TimeField, WindowKind, WindowSpec, apply_delay,
                              delay_of, preset)
 from explorer.errors import InputError
-from explorer.timeutil import MICROS
+from explorer.timeutil import MICROS, human_duration
 
 S = MICROS["s"]
 STYLE = {"description_width": "9em"}
@@ -22,7 +22,7 @@ def wide() -> W.Layout:
 
 def _slider(description: str, maximum: float, step: float = 0.5) -> W.FloatSlider:
     return W.FloatSlider(value=0.0, min=0.0, max=maximum, step=step, description=description, style=STYLE,
-                         layout=wide(), continuous_update=True, readout_format=".1f")
+                         layout=W.Layout(width="21em"), continuous_update=True, readout_format=".1f")
 
 
 class Controls:
@@ -58,6 +58,10 @@ class Controls:
                                 description="watermarks", style=STYLE, layout=wide())
         self.batches = W.Text(value="", placeholder="event | count:N | interval:5s | column",
                               description="micro-batches", style=STYLE, layout=wide())
+        self.durations = {name: W.HTML(layout=W.Layout(width="6em")) for name in self.SLIDERS}
+        for name in self.SLIDERS:
+            getattr(self, name).observe(self._say_durations, names="value")
+        self._say_durations()
         self._shown = preset("voltsp")  # the config last shown: what no control shows comes from it
         self.preset.observe(self._name_the_delay, names="value")
         self._name_the_delay()
@@ -74,7 +78,16 @@ class Controls:
         self.bound.layout.display = "none" if is_bound else None
 
     def box(self) -> W.VBox:
-        return W.VBox([W.HTML("<b>Time configuration</b>"), *self.all])
+        shown = [W.HBox([w, self.durations[name]]) if (name := self.slider_name(w)) else w for w in self.all]
+        return W.VBox([W.HTML("<b>Time configuration</b>"), *shown])
+
+    def _say_durations(self, _change=None) -> None:
+        """Each slider's value as a duration beside its seconds ("5 min 16 s"): a trace's delays run to
+        minutes, and 316.0 is not read at a glance."""
+        for name in self.SLIDERS:
+            seconds = getattr(self, name).value
+            words = "off" if name == "idle" and seconds == 0 else human_duration(round(seconds * S))
+            self.durations[name].value = f"<span style='color:#555'>{words}</span>"
 
     SLIDERS = ("delay", "allowed", "idle")
 

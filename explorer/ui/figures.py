@@ -337,18 +337,48 @@ def send(fig: go.FigureWidget, updates: dict[int, dict], layout: dict | None = N
         restyle_data={key: [updates[i][key] for i in indexes] for key in keys}, relayout_data=layout or {},
         trace_indexes=indexes)
     if "x" in keys or "y" in keys:
-        # plotly.js re-guesses an axis' type when its traces' x or y change, unless the same update names the
-        # type; the kernel sends only what changed, so a date axis given numbers (ms since 1970) turned linear
-        relayout = {**axis_types(fig), **relayout}
+        relayout = {**date_axes(fig.layout._props), **relayout}
     if restyle or relayout:
         fig._send_update_msg(restyle, relayout, indexes)
 
 
-def axis_types(fig: go.FigureWidget) -> dict[str, str]:
-    """Every axis whose type is set, as relayout keys ("xaxis.type": "date"). Read from the layout's own
-    properties (as ``send`` already reads the figure's state): a copy of the whole layout cost 0.6 ms a frame."""
-    return {f"{name}.type": part["type"] for name, part in fig.layout._props.items()
-            if name.startswith(("xaxis", "yaxis")) and isinstance(part, dict) and part.get("type")}
+def date_axes(layout: dict) -> dict:
+    """Relayout keys that keep every date axis a date axis through an update that moves x or y.
+
+    plotly.js re-guesses an axis' type when its traces' x or y change (numbers: linear), unless the same
+    update names the type; and naming the type turns autorange on and drops the range unless the update
+    names those too. So each date axis goes with its type, range and autorange as the layout holds them (the
+    user's zoom comes back into the layout from the page: ``follow_page_zoom``). Linear axes need nothing: the guess is right. ``page_frames.js``
+    does the same for the frames the page draws itself. ``layout`` is the figure's own layout properties."""
+    keys: dict = {}
+    for name, axis in layout.items():
+        if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict) and axis.get("type") == "date":
+            keys[f"{name}.type"] = "date"
+            if axis.get("range") is not None and axis.get("autorange") is not True:
+                keys[f"{name}.range"] = list(axis["range"])
+                keys[f"{name}.autorange"] = False  # else naming the type turns it on
+            else:
+                keys[f"{name}.autorange"] = True
+    return keys
+
+
+def follow_page_zoom(fig: go.FigureWidget) -> None:
+    """Keep the kernel's copy of the axes' zoom as the page has it, for ``date_axes``. A zoom in the page
+    reaches the kernel as a new range but leaves its ``autorange: true`` standing (the page has dropped it),
+    and an autoscale leaves the old range; either would send the page back to the other on the next frame."""
+
+    def on_relayout(change) -> None:
+        data = (change["new"] or {}).get("relayout_data") or {}
+        settle = {}
+        for axis in ("xaxis", "yaxis"):
+            if any(key.startswith(f"{axis}.range") for key in data):
+                settle[f"{axis}.autorange"] = False
+            elif data.get(f"{axis}.autorange") is True:
+                settle[f"{axis}.range"] = None
+        if settle:
+            fig._perform_plotly_relayout(settle)  # the page shows this already: nothing is sent
+
+    fig.observe(on_relayout, names="_js2py_relayout")
 
 
 def _same(current, new) -> bool:

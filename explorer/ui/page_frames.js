@@ -30,18 +30,32 @@ export default {
     // the frame was computed for these control values; any other value in the page makes it wrong
     const current = (context) => context.every(([id, trait, value]) => watched[id] && watched[id].get(trait) === value);
 
+    // the figure's plots in this page (its views' elements), where its current zoom is read
+    let plots = [];
+    const findPlots = () =>
+      Promise.all(Object.values(figure.views || {})).then((views) => { plots = views.map((v) => v.el); });
+    findPlots();
+
     // Drawn through the figure's own widget model, as if the kernel had sent the frame: every view of it
     // redraws with its own plotly.js, and the model's data stays what the page shows.
     function draw(frame) {
       if (Object.keys(figure.views || {}).length === 0) return false;
       const layout = figure.get("_widget_layout");
       const title = layout && layout.title && layout.title.text;
-      // plotly.js re-guesses an axis' type when its traces' x or y change, unless the update names the type:
-      // a date axis given numbers (ms since 1970) would turn linear
+      // a date axis stays one: its type and its range, as this page shows them now, go with the frame
+      // (figures.date_axes says why)
       const types = {};
+      const shown = plots.find((el) => el._fullLayout);
       for (const axis of ["xaxis", "yaxis"]) {
-        if (layout && layout[axis] && layout[axis].type) types[`${axis}.type`] = layout[axis].type;
+        const held = layout && layout[axis];
+        if (!held || held.type !== "date") continue;
+        types[`${axis}.type`] = "date";
+        const range = shown ? (!shown._fullLayout[axis].autorange && shown.layout[axis].range)
+                            : (held.autorange !== true && held.range);
+        if (range) Object.assign(types, { [`${axis}.range`]: [...range], [`${axis}.autorange`]: false });
+        else types[`${axis}.autorange`] = true;
       }
+      findPlots(); // for the next frame: views shown since
       const update = {
         style_data: { x: frame.x, y: frame.y, text: frame.text }, style_traces: frame.traces,
         layout_data: title === frame.title ? types : { ...types, "title.text": frame.title },

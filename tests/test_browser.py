@@ -251,7 +251,9 @@ def test_a_kafka_export_uploaded_in_the_page_reads_as_date_times_and_the_target_
     assert main(["generate", "kafka-export", "--devices", "8", "--duration", "900", "--out", str(export)]) == 0
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        page = browser.new_page(viewport={"width": 1600, "height": 1300})
+        context = browser.new_context(viewport={"width": 1600, "height": 1300},
+                                      permissions=["clipboard-read", "clipboard-write"])
+        page = context.new_page()
         open_explorer(page, url, token, tmp_path)
         page.locator(".widget-dropdown", has_text="stream").locator("select").select_option(label="(uploaded file)")
         with page.expect_file_chooser() as chooser:  # the widget's file input is never in the document
@@ -274,8 +276,10 @@ def test_a_kafka_export_uploaded_in_the_page_reads_as_date_times_and_the_target_
         assert axes[:2] == ["date", "date"] and "2026" in axes[2], axes
         view = (f"() => {{ const p = {CLOCKS_PLOT}; const x = p._fullLayout.xaxis; "
                 "return [x.type, x.range.map(v => x.r2l(v))]; }")
-        run_in_kernel(url, token, "explorer.wait_until_settled()\nexplorer.wait_for_prefetch()")  # nothing in flight
-        page.wait_for_timeout(500)
+        run_in_kernel(url, token, "explorer.wait_until_settled()\nexplorer.wait_for_prefetch()")
+        page.evaluate(f"() => {{ const p = {CLOCKS_PLOT}; window.__last_update = performance.now(); "
+                      "p.on('plotly_update', () => { window.__last_update = performance.now(); }); }")
+        page.wait_for_function("() => performance.now() - window.__last_update > 2000", timeout=60_000)  # quiet
         whole = page.evaluate(view)[1]
         page.evaluate(f"() => {{ const p = {CLOCKS_PLOT}; const x = p._fullLayout.xaxis; "  # the user zooms in
                       f"return Plotly.relayout(p, {{'xaxis.range': [{whole[0]}, {whole[0] + 120_000}].map(v => x.l2r(v))}}); }}")
@@ -303,6 +307,15 @@ def test_a_kafka_export_uploaded_in_the_page_reads_as_date_times_and_the_target_
         shots.mkdir(parents=True, exist_ok=True)
         page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
         page.screenshot(path=str(shots / "kafka-export.png"))
+        # copy the settings as PySpark: the snippet names the file's columns, and the button puts it on the clipboard
+        page.get_by_text("Copy config as…", exact=True).first.click()
+        page.locator(".wx-export select").select_option("pyspark")
+        snippet = page.locator(".wx-export textarea")
+        page.wait_for_function("() => document.querySelector('.wx-export textarea').value.includes('pyspark')")
+        page.locator(".wx-export button.wx-copy").click()
+        page.wait_for_timeout(500)
+        copied = page.evaluate("() => navigator.clipboard.readText()")
+        assert copied == snippet.input_value() and "F.col('ts')" in copied and "'device_id'" in copied
         browser.close()
     shown = float(completeness.split("completeness")[1].split("%")[0])
     assert shown >= 99.5

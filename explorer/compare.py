@@ -153,6 +153,7 @@ def _window_pattern(found: dict[str, _Emitted | None]) -> tuple[str, ...]:
     first, then by time (the earliest is 'first', the others 'later')."""
     emitted = [e for e in found.values() if e is not None and e.reason != "END_OF_STREAM"]
     contents = {(e.first, e.last) for e in emitted}
+    most = max(contents, key=lambda c: len(c[1]), default=None)
     earliest = min((e.time for e in emitted), default=None)
     words = []
     for e in found.values():
@@ -161,8 +162,7 @@ def _window_pattern(found: dict[str, _Emitted | None]) -> tuple[str, ...]:
         elif e.reason == "END_OF_STREAM":
             words.append("still open at the end")
         elif len(contents) > 1:
-            words.append("other events" if (e.first, e.last) != max(contents, key=lambda c: len(c[1])) else
-                         "most events")
+            words.append("most events" if (e.first, e.last) == most else "other events")
         else:
             words.append("emitted first" if e.time == earliest else "emitted later")
     return tuple(words)

@@ -17,6 +17,7 @@ import yaml
 from explorer.config import (LatePolicy, LatenessRule, RunConfig, Scope, Strategy, TimeSource, WindowKind,
                              time_config_to_voltsp)
 from explorer.streams import Stream
+from explorer.streams.loading import SUFFIXES
 from explorer.streams.times import TimeFormat
 from explorer.timeutil import format_duration
 
@@ -218,8 +219,6 @@ def pyflink(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
     return _comment("#", notes) + "\n".join(lines) + "\n"
 
 
-SPARK_READERS = {".csv": "csv", ".jsonl": "json", ".ndjson": "json", ".json": "json", ".parquet": "parquet",
-                 ".pq": "parquet"}
 SPARK_FROM_UNIT = {"s": "F.timestamp_seconds({})", "ms": "F.timestamp_millis({})", "us": "F.timestamp_micros({})",
                    "ns": "F.timestamp_micros(({} / 1000).cast('long'))"}
 
@@ -248,7 +247,7 @@ def pyspark(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
                   f"'{_spark_interval(config.window.slide)}')")
     group = f"{window}, '{source.key}'" if source.key else window
     path = Path(source.path or "events.csv")
-    reader = SPARK_READERS.get(path.suffix.lower(), "csv")
+    reader = SUFFIXES.get(path.suffix.lower(), "csv")  # the loader's formats are Spark's reader names
     header = ".option('header', True)" if reader == "csv" else ""
     infer = ".option('inferSchema', True)" if reader == "csv" else ""
     # a streaming file source reads a directory: the file's own, keeping to that file

@@ -19,6 +19,7 @@ import ipywidgets as W
 import numpy as np
 import plotly.graph_objects as go
 
+from explorer.budget import available_bytes
 from explorer.config import RunConfig, delay_of, preset
 from explorer.core import Result, run
 from explorer.errors import InputError
@@ -54,19 +55,9 @@ def frames_to_keep(events: int) -> int:
     """FRAMES_AHEAD when they (and one being computed) fit in a quarter of the memory free now, else only the
     frame shown: a million events takes about 0.8 GB of 23 GB free on this project's machine."""
     needed = events * (FRAMES_AHEAD * FRAME_BYTES_PER_EVENT + COMPUTE_BYTES_PER_EVENT)
-    return FRAMES_AHEAD if needed <= available_memory() / 4 else 1
+    free = available_bytes() or os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return FRAMES_AHEAD if needed <= free / 4 else 1
 
-
-def available_memory() -> int:
-    """Bytes the system can give without swapping (Linux's MemAvailable; else physical memory)."""
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
 
 UPLOAD = "(uploaded file)"
 INSPECTOR_HINT = "<i>Click an event or a window marker to see why.</i>"
@@ -214,8 +205,7 @@ class Explorer:
         at = "%{x|%Y-%m-%d %H:%M:%S.%L}" if absolute else "%{x:.2f} s"
         happened = "%{y|%Y-%m-%d %H:%M:%S.%L}" if absolute else "%{y:.2f} s"
         unit = " (UTC)" if absolute else ", s"
-        with self.clocks.batch_update():
-            self.clocks.layout.xaxis.type = self.clocks.layout.yaxis.type = "date" if absolute else "linear"
+        with self.clocks.batch_update():  # (the axes' type goes with their range: _frame_view)
             self.clocks.layout.xaxis.title.text = f"arrival (processing) time{unit}"
             self.clocks.layout.yaxis.title.text = f"event time{unit}"
             for name in STATUSES:

@@ -348,8 +348,9 @@ def date_axes(layout: dict) -> dict:
     plotly.js re-guesses an axis' type when its traces' x or y change (numbers: linear), unless the same
     update names the type; and naming the type turns autorange on and drops the range unless the update
     names those too. So each date axis goes with its type, range and autorange as the layout holds them (the
-    user's zoom comes back into the layout from the page: ``follow_page_zoom``). Linear axes need nothing: the guess is right. ``page_frames.js``
-    does the same for the frames the page draws itself. ``layout`` is the figure's own layout properties."""
+    user's zoom comes back into the layout from the page: ``follow_page_zoom``). Linear axes need nothing:
+    the guess is right. ``page_frames.js`` does the same for the frames the page draws itself. ``layout`` is
+    the figure's own layout properties."""
     keys: dict = {}
     for name, axis in layout.items():
         if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict) and axis.get("type") == "date":

@@ -30,6 +30,7 @@ test: kernel check-java
 
 bench: kernel
 	$(PY) benchmarks/bench_families.py
+	$(PY) benchmarks/bench_partitions.py
 	$(PY) benchmarks/bench_core.py
 	$(PY) benchmarks/bench_ui.py
 

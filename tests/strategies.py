@@ -21,7 +21,9 @@ def frames(draw, max_events: int = 30, with_batch: bool | None = None) -> pd.Dat
     event_time = draw(st.lists(half_seconds, min_size=n, max_size=n))
     delay = draw(st.lists(st.integers(0, 40), min_size=n, max_size=n))
     keys = draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=n, max_size=n))
-    partitions = draw(st.lists(st.sampled_from(["P", "Q"]), min_size=n, max_size=n))
+    # up to 7 partitions: the merge's tree then has padding leaves and more than one level
+    names = [f"P{i}" for i in range(draw(st.sampled_from([1, 2, 2, 3, 7])))]
+    partitions = draw(st.lists(st.sampled_from(names), min_size=n, max_size=n))
     frame = pd.DataFrame({
         "id": [f"e{i}" for i in range(n)], "key": keys, "partition": partitions,
         "event_time": [t / 2 for t in event_time],

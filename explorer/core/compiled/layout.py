@@ -29,7 +29,13 @@ SC_TOUCHED_SOURCES = 14
 SC_TOUCHED_GROUPS = 15
 SC_IDLE_SIZE = 16
 SC_DUE_SIZE = 17
-SC_SLOTS = 18
+SC_PART_HEAP_SIZE = 18  # partition idleness: entries in the heap of last arrivals
+SC_SLOTS = 19
+
+# --- the partition merge's tree leaves (watermarks.merge_changed) -------------------------------------
+NO_MARK_YET = -(2**63) + 1  # a partition without a watermark: below every mark (min picks it, max never)
+ABSENT_FROM_MIN = 2**63 - 1  # an idle partition, or a padding leaf, in a min merge
+ABSENT_FROM_MAX = -(2**63)  # likewise in a max merge
 
 # --- emissions: EM_FIELDS ints per emission -----------------------------------------------------------
 EM_KEY, EM_START, EM_END, EM_COUNT, EM_HEAD, EM_BATCH, EM_AT, EM_RAW, EM_REASON, EM_REVISION, EM_MAX_SEEN = range(11)

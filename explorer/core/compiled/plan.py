@@ -149,6 +149,9 @@ TABLES = [
     ("src_trace", "sources", 0), ("src_pending", "sources", 0), ("src_pending_value", "sources", 0),
     # per partition (Flink's withIdleness)
     ("part_seen", "partitions", 0), ("part_has_seen", "partitions", 0), ("part_idle", "partitions", 0),
+    ("part_heap_keys", "part_heap", 0), ("part_heap_values", "part_heap", 0),
+    # the partition merge's tournament tree (root at 1, leaves from merge_leaves; watermarks.merge_changed)
+    ("merge_tree", "merge_tree", None),
     # per group of windows that share a closing watermark
     ("grp_max_seen", "groups", NONE), ("grp_stamp", "groups", 0), ("grp_touched", "groups", 0),
     ("grp_fire_base", "groups", None), ("grp_fire_size", "groups", 0), ("grp_purge_base", "groups", None),
@@ -177,7 +180,7 @@ CONFIG_FIELDS = ["processing", "strategy_min", "per_batch", "bounded", "event_cl
                  "rule_window", "idle", "idle_processing", "heartbeat", "per_key", "merged", "pick_min", "backlog",
                  "end_inclusive", "strict", "source_idle", "session", "gap"]
 SIZE_FIELDS = ["n_events", "n_batches", "per_event", "n_sources", "n_groups", "n_windows", "emissions_capacity",
-               "trace_capacity"]
+               "trace_capacity", "merge_leaves"]
 State = namedtuple("State", ["m"] + CONFIG_FIELDS + SIZE_FIELDS + [name for name, _, _ in TABLES])
 
 
@@ -195,6 +198,17 @@ class Prepared:
         """A table of the arena by its State name (a view)."""
         start = getattr(self.state, name)
         return self.state.m[start:start + (self.sizes[name] if size is None else size)]
+
+
+def _merge_tree(n_partitions: int, leaves: int, pick_min: bool) -> np.ndarray:
+    """The merge tree before the first record: no partition has a mark yet; padding leaves never win."""
+    absent = L.ABSENT_FROM_MIN if pick_min else L.ABSENT_FROM_MAX
+    tree = np.full(2 * leaves, absent, dtype=np.int64)
+    tree[leaves:leaves + n_partitions] = L.NO_MARK_YET
+    pick = np.minimum if pick_min else np.maximum
+    for pos in range(leaves - 1, 0, -1):
+        tree[pos] = pick(tree[2 * pos], tree[2 * pos + 1])
+    return tree
 
 
 def _blocks(bound_per_group: np.ndarray) -> np.ndarray:
@@ -244,6 +258,8 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
     if emissions is None:
         emissions = (n // 8 if settings["session"] else n_windows) + n // 16 + 256
     total_fire = int(fire_bound.sum())
+    merged = bool(settings["merged"])
+    merge_leaves = 1 << max(len(source_names) - 1, 0).bit_length() if merged else 0
     sizes = {
         "events": n, "session_events": n if settings["session"] else 0, "batch_starts": n_batches + 1,
         "batches": n_batches, "pairs": 0 if settings["session"] else n * per_event, "sources": len(source_names),
@@ -254,6 +270,8 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         "dirty": int(np.diff(batches.starts).max()) * per_event,
         "touching": int(np.bincount(codes.key, minlength=n_keys).max()),
         "emission_slots": emissions * L.EM_FIELDS, "trace_slots": trace * L.TR_FIELDS,
+        "part_heap": n + n_parts if merged and settings["source_idle"] >= 0 else 0,  # a push per record + the start
+        "merge_tree": 2 * merge_leaves,
     }
     initial = {
         "ev_t": codes.t, "ev_arrival": codes.arrival, "ev_key": codes.key, "ev_partition": codes.partition,
@@ -261,6 +279,7 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         "window_of": window_of, "grp_fire_base": _blocks(fire_bound), "grp_purge_base": _blocks(purge_bound),
         "key_group": np.arange(n_keys) if settings["per_key"] else 0,
         "win_key": window_key, "win_start": window_start, "win_end": window_end,
+        "merge_tree": _merge_tree(len(source_names), merge_leaves, bool(settings["pick_min"])) if merged else 0,
     }
     starts, at = {}, L.SC_SLOTS
     for name, dimension, _ in TABLES:
@@ -274,7 +293,7 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
             m[starts[name]:starts[name] + sizes[dimension]] = value
     state = State(m=m, **settings, n_events=n, n_batches=n_batches, per_event=per_event,
                   n_sources=len(source_names), n_groups=n_groups, n_windows=n_windows,
-                  emissions_capacity=emissions, trace_capacity=trace, **starts)
+                  emissions_capacity=emissions, trace_capacity=trace, merge_leaves=merge_leaves, **starts)
     return Prepared(state, codes, source_names, windows, {name: sizes[dimension] for name, dimension, _ in TABLES})
 
 

@@ -9,13 +9,20 @@
 - a partition merge (min or max over partitions), optionally wrapped by Flink's ``withIdleness``, which
   leaves silent partitions out of the merge and never lets the merged mark go back.
 
+The merge is read for every element, so it must not cost a pass over the partitions (10k partitions made a
+run events × partitions): the partitions' marks sit in a tournament tree whose root is the merged mark, and
+a partition's leaf is updated wherever its mark or its idleness changes. Silent partitions are found from a
+heap of last arrivals, not by checking every partition at every commit.
+
 Each function mirrors one method of the reference engine (``explorer/core/engine.py``) and is called where
 that method is called, so that the merged floor, the one stateful read, sees the same values.
 """
 
 from numba import njit
 
-from explorer.core.compiled.layout import NONE, SC_CLOCK, SC_FLOOR, SC_NOW, SC_STARTED
+from explorer.core.compiled import heaps
+from explorer.core.compiled.layout import (ABSENT_FROM_MAX, ABSENT_FROM_MIN, NONE, NO_MARK_YET, SC_CLOCK, SC_FLOOR,
+                                           SC_NOW, SC_PART_HEAP_SIZE, SC_STARTED)
 
 
 @njit(cache=True, inline="always")
@@ -47,15 +54,11 @@ def group_raw(st, g):
         return m[SC_CLOCK]
     if not st.merged:
         return source_raw(st, g)
-    found = False
+    root = m[st.merge_tree + 1]
+    found = root != (ABSENT_FROM_MIN if st.pick_min else ABSENT_FROM_MAX)  # not every partition idle
     best = NONE
-    for p in range(st.n_sources):
-        if m[st.part_idle + p]:
-            continue
-        value = source_raw(st, p)
-        if not found or (value < best if st.pick_min else value > best):
-            best = value
-            found = True
+    if found and root != NO_MARK_YET:
+        best = root + m[SC_NOW] if st.event_clock else root
     if st.source_idle < 0:
         return best
     if found and best > m[SC_FLOOR]:  # idle partitions left out; what was merged is never taken back
@@ -63,24 +66,65 @@ def group_raw(st, g):
     return m[SC_FLOOR]
 
 
+@njit(cache=True, inline="always")
+def _merge_leaf(st, p):
+    """Partition p's value in the merge tree: its raw mark (the event clock's less the time it was set, so that
+    every leaf moves with the clock alike), or a value the merge never picks while p is idle."""
+    m = st.m
+    if m[st.part_idle + p]:
+        return ABSENT_FROM_MIN if st.pick_min else ABSENT_FROM_MAX
+    raw = m[st.src_raw + p]
+    if raw == NONE:
+        return NO_MARK_YET
+    return raw - m[st.src_set_at + p] if st.event_clock else raw
+
+
+@njit(cache=True)
+def merge_changed(st, p):
+    """Partition p's mark or idleness changed: update its leaf and the path to the root, up to the first node
+    that keeps its value."""
+    m = st.m
+    tree = st.merge_tree
+    pos = st.merge_leaves + p
+    m[tree + pos] = _merge_leaf(st, p)
+    while pos > 1:
+        pos >>= 1
+        left, right = m[tree + 2 * pos], m[tree + 2 * pos + 1]
+        pick = (left if left < right else right) if st.pick_min else (left if left > right else right)
+        if m[tree + pos] == pick:
+            return
+        m[tree + pos] = pick
+
+
 @njit(cache=True)
 def observe_partition(st, p, arrival):
     """withIdleness: a record makes its partition active again and dates its silence."""
     m = st.m
-    if m[SC_STARTED] == NONE:
+    if m[SC_STARTED] == NONE:  # every partition's silence counts from the first arrival
         m[SC_STARTED] = arrival
+        for q in range(st.n_sources):
+            heaps.push(m, st.part_heap_keys, st.part_heap_values, SC_PART_HEAP_SIZE, arrival, q)
+    if not m[st.part_has_seen + p] or m[st.part_seen + p] != arrival:
+        heaps.push(m, st.part_heap_keys, st.part_heap_values, SC_PART_HEAP_SIZE, arrival, p)
     m[st.part_seen + p] = arrival
     m[st.part_has_seen + p] = 1
-    m[st.part_idle + p] = 0
+    if m[st.part_idle + p]:
+        m[st.part_idle + p] = 0
+        merge_changed(st, p)
 
 
 @njit(cache=True)
 def mark_idle_partitions(st, now):
-    """withIdleness: partitions whose last record (or the start, if none yet) is older than the timeout."""
+    """withIdleness: partitions whose last record (or the start, if none yet) is older than the timeout. The
+    heap holds (arrival, partition) per record; an entry counts while it is still its partition's last."""
     m = st.m
-    for p in range(st.n_sources):
-        last = m[st.part_seen + p] if m[st.part_has_seen + p] else m[SC_STARTED]
-        m[st.part_idle + p] = 1 if last + st.source_idle <= now else 0
+    while m[SC_PART_HEAP_SIZE] > 0 and m[st.part_heap_keys] + st.source_idle <= now:
+        last, p = m[st.part_heap_keys], m[st.part_heap_values]
+        heaps.pop(m, st.part_heap_keys, st.part_heap_values, SC_PART_HEAP_SIZE)
+        current = m[st.part_seen + p] if m[st.part_has_seen + p] else m[SC_STARTED]
+        if last == current and not m[st.part_idle + p]:
+            m[st.part_idle + p] = 1
+            merge_changed(st, p)
 
 
 @njit(cache=True)
@@ -91,6 +135,8 @@ def fast_forward(st, s, t, eff):
     if t >= eff and candidate > source_raw(st, s):
         st.m[st.src_raw + s] = candidate
         st.m[st.src_set_at + s] = st.m[SC_NOW]
+        if st.merged:
+            merge_changed(st, s)
         return True
     return False
 
@@ -102,6 +148,8 @@ def observe_element(st, s, t, first_in_batch):
     m = st.m
     if st.bounded and t - st.bound > m[st.src_raw + s]:
         m[st.src_raw + s] = t - st.bound
+        if st.merged:
+            merge_changed(st, s)
     low, high = st.src_batch_min + s, st.src_batch_max + s
     if first_in_batch:
         m[low] = t
@@ -121,3 +169,5 @@ def advance(st, s, value):
     """A raw watermark never moves back."""
     if value > st.m[st.src_raw + s]:
         st.m[st.src_raw + s] = value
+        if st.merged:
+            merge_changed(st, s)

@@ -4,10 +4,12 @@ figure and what to do instead, not ended by the kernel's OOM killer or a MemoryE
 The figures are peaks measured with tracemalloc on the compiled core (benchmarks: textbook streams, 100k
 events): about 390 B per event for the per-event tables and 150–170 B per (event, window) assignment, which a
 sliding window multiplies by size / slide. Partitions add arrays of their own length, not events × partitions.
+A sweep holds one run's tables per evaluation in flight; a Spark run or sweep adds the local Spark session.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from explorer.config import RunConfig, WindowKind
@@ -18,6 +20,7 @@ BYTES_PER_ASSIGNMENT = 170
 BYTES_PER_LOADED_ROW = 600  # a row read and validated into a Stream (ids and keys as Python strings)
 BYTES_PER_TEXT_BYTE = 20  # CSV and JSON lines: the parsed table is ~15-20 times the file
 HEADROOM = 0.8  # of the memory available: the interpreter, the UI and the OS need the rest
+SPARK_SESSION_BYTES = 1024**3  # a local SparkSession, JVM and Python workers, peaks near 1 GB (measured here)
 
 
 def windows_per_event(config: RunConfig) -> int:
@@ -59,10 +62,7 @@ def check_load(name: str | Path, need: int, what: str) -> None:
     """Refuse a file (or an upload) whose parsed table would not fit, before reading it: a 330 MB Parquet file
     once took 9.8 GB. ``need`` is the prediction, from the row count where the format gives it, else from the
     size; ``what`` says which ("2,000,000 rows", "300 MiB of text")."""
-    fits, have = _fits(need)
-    if not fits:
-        raise InputError(f"{name}: reading its {what} needs about {need / 1024**3:.1f} GiB but {have / 1024**3:.1f} "
-                         "GiB is available; sample it, or use the Spark sweep (curve --engine spark)")
+    _refuse_unless_fits(need, f"{name}: reading its {what}", "sample it, or use the Spark sweep (curve --engine spark)")
 
 
 def text_bytes(size: int) -> str:
@@ -71,12 +71,52 @@ def text_bytes(size: int) -> str:
 
 def check_run(events: int, config: RunConfig) -> None:
     """Refuse a run that would not fit, with the prediction and the ways out."""
-    need = run_bytes(events, config)
-    fits, have = _fits(need)
-    if fits:
+    _refuse_unless_fits(run_bytes(events, config), f"this run ({_spread(events, config)})",
+                        f"sample the stream, use {_coarser(config)}or --engine spark")
+
+
+def check_sweep(events: int, configs: Sequence[RunConfig], in_flight: int) -> None:
+    """A curve or tune evaluates ``in_flight`` configurations at once, each with a run's tables."""
+    if not configs:
         return
+    widest = max(configs, key=windows_per_event)
+    at_once = max(1, min(in_flight, len(configs)))
+    _refuse_unless_fits(at_once * run_bytes(events, widest),
+                        f"this sweep ({at_once} evaluation{'s' * (at_once > 1)} at once of {_spread(events, widest)})",
+                        f"sample the stream, use {_coarser(widest)}or the Spark sweep (curve --engine spark)")
+
+
+def check_spark_run(events: int, config: RunConfig) -> None:
+    """Run on Spark: the local session, then the decisions read back to the driver and the Result made of them
+    (each about a run's tables)."""
+    _refuse_unless_fits(SPARK_SESSION_BYTES + 2 * run_bytes(events, config),
+                        f"a Spark run here (the local session and the Result of {_spread(events, config)})",
+                        f"sample the stream, use {_coarser(config)}or run on a cluster (--master)")
+
+
+def check_spark_sweep(events: int, configs: Sequence[RunConfig], parallelism: int) -> None:
+    """The Spark sweep: each of ``parallelism`` local Python workers holds a copy of the stream and runs one
+    configuration at a time."""
+    if not configs:
+        return
+    widest = max(configs, key=windows_per_event)
+    per_worker = events * BYTES_PER_LOADED_ROW + run_bytes(events, widest)
+    _refuse_unless_fits(SPARK_SESSION_BYTES + parallelism * per_worker,
+                        f"a Spark sweep here ({parallelism} workers, each with {_spread(events, widest)})",
+                        "sample the stream, or run on a cluster (--master)")
+
+
+def _spread(events: int, config: RunConfig) -> str:
     per = windows_per_event(config)
-    spread = f" × {per:,} windows each" if per > 1 else ""
-    coarser = f"a longer slide than {config.window}, " if per > 1 else ""
-    raise InputError(f"this run needs about {need / 1024**3:.1f} GiB ({events:,} events{spread}) but "
-                     f"{have / 1024**3:.1f} GiB is available; sample the stream, use {coarser}or --engine spark")
+    return f"{events:,} events" + (f" × {per:,} windows each" if per > 1 else "")
+
+
+def _coarser(config: RunConfig) -> str:
+    return f"a longer slide than {config.window}, " if windows_per_event(config) > 1 else ""
+
+
+def _refuse_unless_fits(need: int, what: str, ways_out: str) -> None:
+    fits, have = _fits(need)
+    if not fits:
+        raise InputError(f"{what} needs about {need / 1024**3:.1f} GiB but {have / 1024**3:.1f} GiB is available; "
+                         f"{ways_out}")

@@ -7,6 +7,7 @@ import inspect
 import json
 import sys
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -266,7 +267,7 @@ def _run_on_spark(stream: Stream, config: RunConfig, args: argparse.Namespace) -
 
     from explorer.spark import run_spark, spark_session
 
-    spark = spark_session(args.master, ui=args.spark_ui)
+    spark = partial(spark_session, args.master, ui=args.spark_ui)  # started once the run is known to fit
     with tqdm(total=None, unit="batch", desc="spark", file=sys.stderr, disable=None) as bar:
         def progress(p) -> None:
             bar.total = p.batches
@@ -305,7 +306,7 @@ def cmd_curve(args: argparse.Namespace) -> None:
         from explorer.spark import spark_session
         from explorer.spark.sweep import curve_on_spark
 
-        rows = curve_on_spark(spark_session(args.master, ui=args.spark_ui), stream, [config], delays)
+        rows = curve_on_spark(partial(spark_session, args.master, ui=args.spark_ui), stream, [config], delays)
     else:
         rows = curve(stream, config, delays)
     if args.format == "json":

@@ -9,6 +9,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from explorer.budget import check_sweep
 from explorer.config import RunConfig, apply_delay
 from explorer.core import Metrics, run_metrics
 from explorer.errors import InputError
@@ -60,6 +61,8 @@ def curve(stream: Stream, config: RunConfig, delays: Iterable[int], workers: int
     if not delays:
         return []
     configs = [apply_delay(config, delay) for delay in delays]
+    workers = workers or os.cpu_count() or 1
+    check_sweep(len(stream), configs, workers)
 
     def evaluate(c: RunConfig) -> Metrics:
         if stop is not None and stop():
@@ -67,7 +70,7 @@ def curve(stream: Stream, config: RunConfig, delays: Iterable[int], workers: int
         return run_metrics(stream, c)
 
     first = evaluate(configs[0])  # computes what the stream caches (codes, batches, window ids) once
-    with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
+    with ThreadPoolExecutor(max_workers=workers) as pool:
         rest = list(pool.map(evaluate, configs[1:]))
     return [curve_row(delay, m) for delay, m in zip(delays, [first, *rest])]
 
@@ -121,6 +124,7 @@ def tune(stream: Stream, config: RunConfig, target: float) -> Tuning:
     time decides, or the target is above what the late events allow)."""
     if not 0 < target <= 1:
         raise InputError(f"the completeness target is a fraction in (0, 1], not {target!r}")
+    check_sweep(len(stream), [config], 1)
     evaluations = 0
 
     def at(delay: int) -> Metrics:

@@ -329,13 +329,42 @@ def test_run_json_is_streamed_and_identical_to_the_document(capsys, monkeypatch)
 def test_a_run_too_big_for_the_machine_is_refused_with_the_figure(capsys, monkeypatch, tmp_path):
     monkeypatch.setattr("explorer.budget.available_bytes", lambda: 1024**3)
     refused(capsys, ["run", "--synthetic", "textbook", "--window", "sliding:1000:1"],
-            "needs about 3.2 GiB (20,000 events × 1,000 windows each)", "1.0 GiB is available", "--engine spark")
+            "this run (20,000 events × 1,000 windows each) needs about 3.2 GiB", "1.0 GiB is available", "--engine spark")
     assert main(["run", "--synthetic", "textbook", "--window", "sliding:20:10"]) == 0
     capsys.readouterr()
     path = tmp_path / "events.parquet"
     pd.DataFrame({"event_time": range(2000)}).to_parquet(path)
     monkeypatch.setattr("explorer.budget.available_bytes", lambda: 1024**2)
     refused(capsys, ["validate", str(path)], "2,000 rows needs about", "sample it")
+
+
+def test_a_sweep_counts_every_evaluation_it_runs_at_once(monkeypatch):
+    """A curve runs one evaluation per worker at once; memory for one run is not enough for two."""
+    from explorer.budget import run_bytes
+    from explorer.config import preset
+    from explorer.errors import InputError
+    from explorer.metrics import curve, tune
+    from explorer.streams import generate
+
+    stream, config = generate("textbook", events=20_000), preset("textbook")
+    one = run_bytes(len(stream), config)
+    monkeypatch.setattr("explorer.budget.available_bytes", lambda: int(1.5 * one / 0.8))  # room for 1.5 runs
+    assert len(curve(stream, config, [0, 1_000_000], workers=1)) == 2
+    assert tune(stream, config, 0.5).evaluations >= 1
+    with pytest.raises(InputError, match=r"this sweep \(2 evaluations at once of 20,000 events\) needs about"):
+        curve(stream, config, [0, 1_000_000], workers=2)
+    monkeypatch.setattr("explorer.budget.available_bytes", lambda: int(0.5 * one / 0.8))
+    with pytest.raises(InputError, match=r"this sweep \(1 evaluation at once"):
+        tune(stream, config, 0.5)
+
+
+@pytest.mark.parametrize("argv", [["run", "--synthetic", "textbook", "--engine", "spark"],
+                                  ["curve", "--synthetic", "textbook", "--engine", "spark", "--delays", "0,1"]])
+def test_spark_is_not_started_for_a_run_or_sweep_that_cannot_fit(capsys, monkeypatch, argv):
+    """Run on Spark needs the local session (about 1 GiB) on top of the Result: refused before Spark starts."""
+    monkeypatch.setattr("explorer.budget.available_bytes", lambda: 1024**3)
+    monkeypatch.setattr("explorer.spark.spark_session", lambda *a, **k: pytest.fail("Spark was started"))
+    refused(capsys, argv, "Spark", "needs about 1.", "GiB but 1.0 GiB is available", "--master")
 
 
 @pytest.mark.parametrize("window", ["tumbling:10", "sliding:100:10", "session:5"])

@@ -27,12 +27,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from explorer.budget import check_spark_run
 from explorer.config import RunConfig
 from explorer.core.assemble import assemble
 from explorer.core.engine import Engine, separable_by_key
 from explorer.core.records import BatchRows, StepOutput, TracePoint, as_row, from_row
 from explorer.core.result import Result
 from explorer.errors import InputError
+from explorer.spark.session import spark_session, started
 from explorer.streams import Stream, assign_batches
 
 INPUT_SCHEMA = ("grp STRING, row LONG, batch LONG, commit LONG, id STRING, key STRING, partition STRING, "
@@ -70,10 +72,10 @@ def run_spark(stream: Stream, config: RunConfig, spark=None, workdir: str | Path
     ``workdir`` holds the staged input, the checkpoint and the output; give it to resume a stopped run
     (otherwise a temporary one is used, kept only if the run fails). ``stop_after=k`` stages only the
     first k batches and returns None after they ran — a run interrupted on purpose, for resuming.
-    ``cancel`` stops the query between micro-batches (raises :class:`Cancelled`)."""
-    from explorer.spark.session import spark_session
-
-    spark = spark or spark_session()
+    ``cancel`` stops the query between micro-batches (raises :class:`Cancelled`). ``spark`` is a session, or
+    how to start one (called once the run is known to fit in memory; default: the local session)."""
+    check_spark_run(len(stream), config)
+    spark = started(spark or spark_session)
     own_dir = workdir is None
     work = Path(workdir or tempfile.mkdtemp(prefix="wx-spark-"))
     folders = {name: work / name for name in ("input", "checkpoint", "output")}

@@ -34,3 +34,9 @@ def spark_session(master: str = "local[2]", app: str = "watermark-explorer", ui:
                .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def started(spark):
+    """A session as given, or started by the callable given: a caller passes ``spark_session`` (or a partial of
+    it) so that Spark starts only after the memory check has passed."""
+    return spark() if callable(spark) else spark

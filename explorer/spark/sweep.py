@@ -11,6 +11,7 @@ events alone would batch and commit differently. A task therefore holds one whol
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from dataclasses import fields
@@ -19,9 +20,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from explorer.budget import check_spark_sweep
 from explorer.config import RunConfig, apply_delay
 from explorer.core import run_metrics
 from explorer.metrics import CurveRow, curve_row
+from explorer.spark.session import started
 from explorer.streams import Stream
 
 CURVE_SCHEMA = ", ".join(f"{f.name} {'LONG' if f.name in ('dropped', 'side_output', 'late_updated') else 'DOUBLE'}"
@@ -31,9 +34,13 @@ STREAM_FLAGS = ("has_keys", "has_arrival", "has_batch", "has_partition", "time_f
 
 def curve_on_spark(spark, stream: Stream, configs: list[RunConfig], delays: list[int],
                    chunks: int | None = None) -> list[CurveRow]:
-    """One curve row per (config, delay) pair, in the order given (configs outer, delays inner)."""
+    """One curve row per (config, delay) pair, in the order given (configs outer, delays inner). ``spark`` is a
+    session, or how to start one once the sweep is known to fit (a local session's workers are at most one per
+    core, which the memory check assumes)."""
     plan = [(position, apply_delay(config, delay), delay)
             for position, (config, delay) in enumerate((c, d) for c in configs for d in delays)]
+    check_spark_sweep(len(stream), [config for _, config, _ in plan], os.cpu_count() or 1)
+    spark = started(spark)
     chunks = max(1, min(chunks or 2 * spark.sparkContext.defaultParallelism, len(plan)))
     staging = Path(tempfile.mkdtemp(prefix="wx-sweep-"))
     try:

@@ -118,7 +118,7 @@ class SparkPanel:
 
         started = time.perf_counter()
         try:
-            result = run_spark(stream, config, spark_session(), progress=self._on_progress, cancel=self._cancel)
+            result = run_spark(stream, config, spark_session, progress=self._on_progress, cancel=self._cancel)
         except InputError as error:  # cancelled, or Spark failed: one line with the checkpoint
             if generation == self._stream_generation:
                 self.status.value = f"<span style='color:#a00'>{html.escape(str(error))}</span>"

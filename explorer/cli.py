@@ -212,6 +212,9 @@ def _print_run_table(result: Result) -> None:
     unit = result.time_unit
     print(f"{result.stream_name}: {m.events} events, preset {result.config.preset}, window {result.config.window}")
     print(f"  on time {m.on_time}, late-updated {m.late_updated}, side output {m.side_output}, dropped {m.dropped}")
+    if m.partly_dropped:
+        print(f"  partly dropped {m.partly_dropped}: a window refused them while another kept them; they are in no "
+              "side output")
     print(f"  completeness {m.completeness:.2%}, windows emitted {m.windows_emitted}, updates {m.updates}, "
           f"still open at end {m.end_of_stream}, most windows open {m.max_open_windows}")
     if m.latency_event.mean is not None:

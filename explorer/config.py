@@ -53,6 +53,19 @@ class LatePolicy(str, Enum):
     SIDE_OUTPUT = "side-output"  # VoltSP's exception handler, Flink's sideOutputLateData
 
 
+class RefusedWhen(str, Enum):
+    """When an event that some of its windows refused counts as refused (dropped, or sent to the side output).
+
+    ANY_WINDOW: as soon as one window refuses it (VoltSP, Spark, the textbook).
+    EVERY_WINDOW: only when all of them do; a sliding window that refuses it while another keeps it drops it
+    without a trace: no side output, no drop count (Flink's WindowOperator: ``isSkippedElement &&
+    isElementLate``).
+    """
+
+    ANY_WINDOW = "any-window"
+    EVERY_WINDOW = "every-window"
+
+
 class Scope(str, Enum):
     """Who shares a watermark."""
 
@@ -142,6 +155,7 @@ class TimeConfig:
     allowed_lateness: int = 0  # A: a closed window accepts updates until effective ≥ end + A
     late_policy: LatePolicy = LatePolicy.SIDE_OUTPUT
     lateness_rule: LatenessRule = LatenessRule.WINDOW
+    refused_when: RefusedWhen = RefusedWhen.ANY_WINDOW
     idle_timeout: int | None = None
     idle_clock: TimeSource = TimeSource.PROCESSING
     heartbeat: int = 60 * SECOND  # VoltSP's pipeline heartbeat
@@ -264,6 +278,9 @@ TIME_FIELDS: tuple[TimeField, ...] = (
     TimeField("late_policy", "late", "what happens to refused late events", LatePolicy, "latePolicy", control="late"),
     TimeField("lateness_rule", "lateness_rule", "late = window closed | timestamp behind the watermark", LatenessRule,
               "latenessRule", control="rule"),
+    TimeField("refused_when", "refused_when", "an event some windows refused is refused (side output or drop) when "
+              "any window refuses it, or only when every one does (Flink; the others lose it silently)", RefusedWhen,
+              "refusedWhen"),
     TimeField("idle_timeout", "idle_timeout", "flush a key's windows after this much silence (off: never)",
               yaml="idleTimeout", control="idle", optional=True, positive=True),
     TimeField("idle_clock", "idle_clock", "which clock measures silence", TimeSource, "idleTimeoutClock",
@@ -395,8 +412,10 @@ PRESETS: dict[str, Preset] = {
         "watermark is max − L − 1 ms, a window fires when it reaches end − 1 ms and drops an element when "
         "end − 1 ms + allowedLateness ≤ it; here the effective watermark shows max − L, which decides the same. "
         "One watermark per operator instance, the min over its parallel inputs (partitions); late elements to "
-        "a side output; allowed lateness re-fires the window with its full contents.",
-        TimeConfig(strategy=Strategy.MAX, scope=Scope.PARTITION_MIN, late_policy=LatePolicy.SIDE_OUTPUT),
+        "a side output only when every window it belongs to refused it (a sliding window that refuses it while "
+        "another keeps it drops it silently); allowed lateness re-fires the window with its full contents.",
+        TimeConfig(strategy=Strategy.MAX, scope=Scope.PARTITION_MIN, late_policy=LatePolicy.SIDE_OUTPUT,
+                   refused_when=RefusedWhen.EVERY_WINDOW),
         delay_field="delay",
         batches=BatchSpec(BatchKind.INTERVAL, interval=200 * SECOND // 1000),
         allowed_lateness=True,

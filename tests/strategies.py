@@ -7,8 +7,8 @@ from dataclasses import replace
 import pandas as pd
 from hypothesis import strategies as st
 
-from explorer.config import (BatchKind, BatchSpec, LatePolicy, LatenessRule, RunConfig, Schedule, Scope, Strategy, TimeConfig,
-                             TimeSource, WindowKind, WindowSpec)
+from explorer.config import (BatchKind, BatchSpec, LatePolicy, LatenessRule, RefusedWhen, RunConfig, Schedule, Scope,
+                             Strategy, TimeConfig, TimeSource, WindowKind, WindowSpec)
 from explorer.streams import stream_from_frame
 
 S = 1_000_000
@@ -85,6 +85,7 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True) -> RunConfig:
         allowed_lateness=draw(st.sampled_from([0, 0, S, 5 * S])),
         late_policy=draw(st.sampled_from(list(LatePolicy))),
         lateness_rule=draw(st.sampled_from(list(LatenessRule))),
+        refused_when=draw(st.sampled_from(list(RefusedWhen))),
         idle_timeout=idle,
         idle_clock=draw(st.sampled_from(list(TimeSource))),
         heartbeat=draw(st.sampled_from([5 * S, 60 * S])),

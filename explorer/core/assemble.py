@@ -12,7 +12,7 @@ from explorer.config import RunConfig, TimeSource, WindowKind
 from explorer.core.engine import Engine
 from explorer.core.records import Assignment, BatchRows, Emission, StepOutput, as_row
 from explorer.core.result import ASSIGNMENT_COLUMNS, EVENT_COLUMNS, WATERMARK_COLUMNS, WINDOW_COLUMNS, Result, canonical_order
-from explorer.core.summary import summarize
+from explorer.core.summary import REFUSED_STATUSES, summarize
 from explorer.core.watermarks import effective_watermark
 from explorer.streams import Stream, assign_batches
 
@@ -78,8 +78,10 @@ def assemble(stream: Stream, config: RunConfig, outputs: list[StepOutput], max_o
     windows = canonical_order(_table(emissions, WINDOW_COLUMNS, ("watermark", "effective_watermark", "latency_event")))
     trace = _table([t for out in outputs for t in out.trace], WATERMARK_COLUMNS, ("watermark", "effective"))
     admitted = int(assignments["admitted"].sum())
+    refused_rows = np.unique(assignments.loc[~assignments["admitted"], "event"].to_numpy())
+    partly = int((~events["status"].iloc[refused_rows].isin(REFUSED_STATUSES)).sum())
     metrics = summarize(events["status"].value_counts().to_dict(), admitted, len(assignments) - admitted, windows,
-                        max_open)
+                        max_open, partly)
     return Result(events, assignments, windows, trace, metrics, config, stream.name, stream.time_unit, engine_name,
                   stream.absolute)
 

@@ -214,8 +214,7 @@ class Engine:
             eff = self.effective(raw)
             admission = self.assigner.admit(t, key, batch.ids[j], eff)
             self.generator.on_admitted(source, t, eff)
-            self.out.events.append(EventDecision(row, self.lateness.status(admission.late, bool(admission.refused)),
-                                                 _known(raw)))
+            self.out.events.append(EventDecision(row, self.lateness.status(admission), _known(raw)))
             self._record_assignments(row, admission)
             dirty.extend(w for w, _ in admission.admitted if w.late_dirty)
             self.newest = max(self.newest, t)

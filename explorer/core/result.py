@@ -83,6 +83,9 @@ class Metrics:
     late_updated: int
     side_output: int
     dropped: int
+    # events a window refused while another took them (refused_when=every-window, Flink's sliding windows): not
+    # counted as refused, in no side output; completeness counts the refused pairs
+    partly_dropped: int
     completeness: float  # admitted (event, window) assignments / all assignments
     windows_emitted: int  # first emissions (revision 1) by watermark or idle timeout
     updates: int  # LATE_UPDATE emissions

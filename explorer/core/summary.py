@@ -7,11 +7,14 @@ import pandas as pd
 
 from explorer.core.result import Metrics, Reason, Stat, Status
 
+REFUSED_STATUSES = (Status.SIDE_OUTPUT.value, Status.DROPPED.value)
+
 
 def summarize(counts: dict[str, int], admitted: int, refused: int, windows: pd.DataFrame,
-              max_open_windows: int) -> Metrics:
+              max_open_windows: int, partly_dropped: int) -> Metrics:
     """``counts``: events per status value; ``admitted``/``refused`` count (event, window) assignments;
-    ``windows`` needs reason, revision and the two latency columns."""
+    ``windows`` needs reason, revision and the two latency columns; ``partly_dropped`` counts the events a
+    window refused that are not counted as refused."""
     first = windows[(windows["revision"] == 1)
                     & windows["reason"].isin([Reason.WATERMARK.value, Reason.IDLE_TIMEOUT.value])]
     return Metrics(
@@ -20,6 +23,7 @@ def summarize(counts: dict[str, int], admitted: int, refused: int, windows: pd.D
         late_updated=int(counts.get(Status.LATE_UPDATED.value, 0)),
         side_output=int(counts.get(Status.SIDE_OUTPUT.value, 0)),
         dropped=int(counts.get(Status.DROPPED.value, 0)),
+        partly_dropped=partly_dropped,
         completeness=admitted / (admitted + refused) if admitted + refused else 1.0,
         windows_emitted=len(first),
         updates=int((windows["reason"] == Reason.LATE_UPDATE.value).sum()),

@@ -9,7 +9,7 @@ import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from explorer.config import LatenessRule, LatePolicy, TimeConfig, WindowKind, WindowSpec
+from explorer.config import LatenessRule, LatePolicy, RefusedWhen, TimeConfig, WindowKind, WindowSpec
 from explorer.core.result import Status
 
 
@@ -28,14 +28,15 @@ class Window:
 
 
 class Lateness:
-    """When is an event late for a window, does allowed lateness still take it, and where do refused late
-    events go."""
+    """When is an event late for a window, does allowed lateness still take it, and when is an event refused
+    (and where does it go)."""
 
     def __init__(self, time: TimeConfig):
         self.window_rule = time.lateness_rule is LatenessRule.WINDOW
         self.allowed = time.allowed_lateness
         self.end_inclusive = time.end_inclusive
         self.refused = Status.SIDE_OUTPUT.value if time.late_policy is LatePolicy.SIDE_OUTPUT else Status.DROPPED.value
+        self.every_window = time.refused_when is RefusedWhen.EVERY_WINDOW
 
     def is_late(self, end: int, t: int, eff: int, closed: bool) -> bool:
         """``window`` rule: its window has closed. ``timestamp`` rule: t is behind the effective watermark (and a
@@ -48,10 +49,12 @@ class Lateness:
         """A closed window takes late events until the effective watermark reaches end + allowed lateness."""
         return self.allowed > 0 and end + self.allowed > eff
 
-    def status(self, late: bool, refused: bool) -> str:
-        if not late:
-            return Status.ON_TIME.value
-        return self.refused if refused else Status.LATE_UPDATED.value
+    def status(self, admission: "Admission") -> str:
+        """Refused when a window refused it (with ``every-window``: when no window took it); otherwise late-updated
+        if a window took it late, else on time."""
+        if admission.refused and not (self.every_window and admission.admitted):
+            return self.refused
+        return Status.LATE_UPDATED.value if any(late for _, late in admission.admitted) else Status.ON_TIME.value
 
 
 class WindowStore:
@@ -123,12 +126,11 @@ class WindowStore:
 
 @dataclass
 class Admission:
-    """What admitting one event decided: (window, late for it) pairs it joined, (start, end) spans that
-    refused it, whether it was late for any, and windows it marked for a late re-emission."""
+    """What admitting one event decided: the (window, late for it) pairs that took it, and the (start, end)
+    spans that refused it."""
 
     admitted: list[tuple[Window, bool]]
     refused: list[tuple[int, int]]
-    late: bool
 
 
 class FixedWindows:
@@ -148,12 +150,11 @@ class FixedWindows:
 
     def admit(self, t: int, key: str, event_id: str, eff: int) -> Admission:
         store, lateness = self.store, self.lateness
-        admitted, refused, late_any = [], [], False
+        admitted, refused = [], []
         for start, end in self.spans(t):
             w = store.by_key.get(key, {}).get(start)
             late = lateness.is_late(end, t, eff, end <= eff or (w is not None and w.fired))
             if late:
-                late_any = True
                 if not lateness.admits_late(end, eff):
                     refused.append((start, end))
                     continue
@@ -166,7 +167,7 @@ class FixedWindows:
                 store.push_fire(w)
             w.ids.append(event_id)
             admitted.append((w, late))
-        return Admission(admitted, refused, late_any)
+        return Admission(admitted, refused)
 
 
 class SessionWindows:
@@ -190,7 +191,7 @@ class SessionWindows:
         closed = proto_end <= eff or any(w.fired for w in touching)
         late = closed if lateness.window_rule else t < eff
         if late and not lateness.admits_late(proto_end, eff):
-            return Admission([], [(t, proto_end)], True)
+            return Admission([], [(t, proto_end)])
         if not touching:
             target = store.open(key, t, proto_end, store.next_seq())
         elif len(touching) == 1:
@@ -210,7 +211,7 @@ class SessionWindows:
             store.push_fire(target)
         elif grew:
             store.push_fire(target)
-        return Admission([(target, late)], [], late)
+        return Admission([(target, late)], [])
 
     def _merge(self, touching: list[Window]) -> Window:
         """The session holding most events (ties: the one opened first) absorbs the others."""

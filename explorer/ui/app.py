@@ -516,7 +516,7 @@ class Explorer:
             card("side output", f"{m.side_output:,}"), card("late, updated", f"{m.late_updated:,}"),
             card("updates", f"{m.updates:,}"), card("latency p50", fmt(lat.p50)), card("latency p95", fmt(lat.p95)),
             card("most windows open", f"{m.max_open_windows:,}"), card("still open at end", f"{m.end_of_stream:,}"),
-        ]) + "</div>"
+        ] + ([card("partly dropped (no side output)", f"{m.partly_dropped:,}")] if m.partly_dropped else [])) + "</div>"
 
     def _side_figures(self, config: RunConfig) -> None:
         self._mark_delay(config)

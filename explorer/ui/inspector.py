@@ -21,7 +21,9 @@ def explain_event(result: Result, row: int) -> str:
              f"watermark when it arrived: {at(e.watermark)} (effective {at(e.effective_watermark)}, delay "
              f"{human_duration(t.delay)})",
              f"status: <b>{STATUS_LABELS[e.status]}</b>"]
-    fate = "sent to the side output" if e.status == "side_output" else "dropped"
+    fate = {"side_output": "sent to the side output", "dropped": "dropped"}.get(
+        e.status, "dropped from this window without a trace: another of its windows kept it, so no side output "
+                  "shows it")
     for w in e.windows:
         span = f"window [{at(w.start)}, {at(w.end)})"
         if w.verdict is Verdict.OPEN:

@@ -37,6 +37,15 @@ def _touch(m, stamps, listed, count_slot, item, stamp):
 
 
 @njit(cache=True, inline="always")
+def _status(st, late, refused, taken):
+    """The reference's ``Lateness.status``: refused when a window refused it (with every-window: when none took
+    it); else late-updated if a window took it late."""
+    if refused and not (st.refuse_every and taken):
+        return STATUS_REFUSED
+    return STATUS_LATE_UPDATED if late else STATUS_ON_TIME
+
+
+@njit(cache=True, inline="always")
 def _step(st, b):
     m = st.m
     lo, hi = m[st.batch_start + b], m[st.batch_start + b + 1]
@@ -63,11 +72,12 @@ def _step(st, b):
         eff = effective(raw, st.delay)
         if st.session:
             late, refused = admit_session(st, i, k, t, eff)
+            taken = not refused
         else:
-            late, refused = admit_fixed(st, i, t, eff)
+            late, refused, taken = admit_fixed(st, i, t, eff)
         if st.event_clock and fast_forward(st, s, t, eff) and not st.merged:
             reschedule_due(st, s)
-        m[st.ev_status + i] = STATUS_ON_TIME if not late else (STATUS_REFUSED if refused else STATUS_LATE_UPDATED)
+        m[st.ev_status + i] = _status(st, late, refused, taken)
         m[st.ev_seen_raw + i] = raw
         m[SC_GLOBAL_MAX] = max(m[SC_GLOBAL_MAX], t)
         if st.idle >= 0:

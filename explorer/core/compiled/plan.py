@@ -14,7 +14,8 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from explorer.config import LatenessRule, RunConfig, Schedule, Scope, Strategy, TimeConfig, TimeSource, WindowKind
+from explorer.config import (LatenessRule, RefusedWhen, RunConfig, Schedule, Scope, Strategy, TimeConfig, TimeSource,
+                             WindowKind)
 from explorer.core.compiled import layout as L
 from explorer.core.compiled.layout import NONE
 from explorer.streams import Stream, assign_batches
@@ -32,6 +33,7 @@ TO_KERNEL: dict[str, Callable[[Any], dict[str, int]]] = {
     "allowed_lateness": lambda v: {"allowed": v},
     "late_policy": lambda v: {},  # the kernel says "refused"; the tables name it side output or dropped
     "lateness_rule": lambda v: {"rule_window": int(v is LatenessRule.WINDOW)},
+    "refused_when": lambda v: {"refuse_every": int(v is RefusedWhen.EVERY_WINDOW)},
     "idle_timeout": lambda v: {"idle": -1 if v is None else v},
     "idle_clock": lambda v: {"idle_processing": int(v is TimeSource.PROCESSING)},
     "heartbeat": lambda v: {"heartbeat": v},
@@ -177,7 +179,7 @@ TABLES = [
     ("emissions", "emission_slots", 0), ("trace", "trace_slots", 0),
 ]
 CONFIG_FIELDS = ["processing", "strategy_min", "per_batch", "bounded", "event_clock", "bound", "delay", "allowed",
-                 "rule_window", "idle", "idle_processing", "heartbeat", "per_key", "merged", "pick_min", "backlog",
+                 "rule_window", "refuse_every", "idle", "idle_processing", "heartbeat", "per_key", "merged", "pick_min", "backlog",
                  "end_inclusive", "strict", "source_idle", "session", "gap"]
 SIZE_FIELDS = ["n_events", "n_batches", "per_event", "n_sources", "n_groups", "n_windows", "emissions_capacity",
                "trace_capacity", "merge_leaves"]

@@ -50,13 +50,18 @@ def _metrics(config: RunConfig, prepared: Prepared, windows: pd.DataFrame) -> Me
     codes = np.bincount(prepared.table("ev_status"), minlength=3)
     names = _status_names(config)
     counts = {names[i]: int(c) for i, c in enumerate(codes) if c}
+    partly = 0  # a session takes an event whole or refuses it
     if config.window.kind is WindowKind.SESSION:
         refused = int((prepared.table("ev_session") < 0).sum())
         admitted = prepared.state.n_events - refused
     else:
-        admitted = int(prepared.table("pair_admitted").sum())
-        refused = int((prepared.table("window_of") >= 0).sum()) - admitted
-    return summarize(counts, admitted, refused, windows, int(prepared.state.m[L.SC_MAX_OPEN]))
+        taken = prepared.table("pair_admitted") == 1
+        assigned = prepared.table("window_of") >= 0
+        admitted = int(taken.sum())
+        refused = int(assigned.sum()) - admitted
+        refused_by_some = (assigned & ~taken).reshape(-1, prepared.state.per_event).any(axis=1)
+        partly = int((prepared.table("ev_status")[refused_by_some] != L.STATUS_REFUSED).sum())
+    return summarize(counts, admitted, refused, windows, int(prepared.state.m[L.SC_MAX_OPEN]), partly)
 
 
 def _status_names(config: RunConfig) -> list[str]:

@@ -121,12 +121,13 @@ def admits_late(st, end, eff):
 
 @njit(cache=True, inline="always")
 def admit_fixed(st, row, t, eff):
-    """Tumbling/sliding windows. Returns (late for any window, refused by any window) and notes each pair's
-    (late, admitted)."""
+    """Tumbling/sliding windows. Returns (taken late by a window, refused by a window, taken by a window) and
+    notes each pair's (late, admitted)."""
     m = st.m
     ts_late = t < eff
-    late_any = False
+    taken_late = False
     refused_any = False
+    taken = False
     for j in range(st.per_event):
         pair = row * st.per_event + j
         w = m[st.window_of + pair]
@@ -147,17 +148,18 @@ def admit_fixed(st, row, t, eff):
                 m[st.win_fired + w] = 0
                 push_fire(st, w)
         else:
-            late_any = True
             if not admits_late(st, end, eff):
                 refused_any = True
                 continue
+            taken_late = True
             if not exists:
                 open_window(st, w)
             elif fired:
                 m[st.win_dirty + w] = 1
+        taken = True
         m[st.pair_admitted + pair] = 1
         add_event(st, w, row)
-    return late_any, refused_any
+    return taken_late, refused_any, taken
 
 
 @njit(cache=True)

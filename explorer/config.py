@@ -33,12 +33,16 @@ class Strategy(str, Enum):
     BOUNDED moves per element to max-seen − bound (003's T = t_max − L, Flink's bounded out-of-orderness).
     EVENT_CLOCK is Bytewax's EventClock: a timely item (timestamp ≥ watermark) whose timestamp − bound is
     ahead of the watermark resets it there; in between the watermark advances with the processing clock.
+    SCRIPTED follows the input's own watermark rows (``kind`` = watermark), as Flink's test harness
+    (``processWatermark``) and Beam's ``TestStream`` (``advance_watermark_to``) do: one watermark for the whole
+    stream (scope does not apply), moved at the commit of the batch holding the row, never back.
     """
 
     MIN = "min"
     MAX = "max"
     BOUNDED = "bounded"
     EVENT_CLOCK = "event-clock"
+    SCRIPTED = "scripted"
 
 
 class LatenessRule(str, Enum):
@@ -265,9 +269,11 @@ class TimeField:
 TIME_FIELDS: tuple[TimeField, ...] = (
     TimeField("time_source", "time", "event or processing time (in YAML: an eventTimeExtractor means event time)",
               TimeSource, control="time_source"),
-    TimeField("strategy", "strategy", "min | max (once per batch) | bounded (per element) | event-clock (Bytewax)",
+    TimeField("strategy", "strategy", "min | max (once per batch) | bounded (per element) | event-clock (Bytewax) | "
+              "scripted (the input's watermark rows)",
               Strategy, "watermarkStrategy", {"MIN_EVENT_TIME": Strategy.MIN, "MAX_EVENT_TIME": Strategy.MAX,
-                                              "BOUNDED": Strategy.BOUNDED, "EVENT_CLOCK": Strategy.EVENT_CLOCK},
+                                              "BOUNDED": Strategy.BOUNDED, "EVENT_CLOCK": Strategy.EVENT_CLOCK,
+                                              "SCRIPTED": Strategy.SCRIPTED},
               control="strategy"),
     TimeField("bound", "bound", "L of the bounded strategy (raw watermark = max seen − L)", yaml="bound",
               control="bound"),

@@ -81,6 +81,9 @@ def _unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]
                      "the snippet uses max seen − lag")
     if "event_clock" not in handled and t.strategy is Strategy.EVENT_CLOCK:
         notes.append("Bytewax's event clock (watermark advancing with system time) has no equivalent here")
+    if t.strategy is Strategy.SCRIPTED:
+        notes.append("scripted watermarks (the input's watermark rows) have no equivalent; the snippet uses "
+                     "max seen − lag")
     if "idle" not in handled and t.idle_timeout is not None:
         notes.append(f"idle timeout {format_duration(t.idle_timeout)} ({t.idle_clock.value} clock) has no "
                      f"direct equivalent in {target}")

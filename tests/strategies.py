@@ -15,7 +15,8 @@ S = 1_000_000
 
 
 @st.composite
-def frames(draw, max_events: int = 30, with_batch: bool | None = None) -> pd.DataFrame:
+def frames(draw, max_events: int = 30, with_batch: bool | None = None, with_marks: bool = False) -> pd.DataFrame:
+    """Random events; ``with_marks`` may add scripted watermark rows (kind = watermark) among them."""
     n = draw(st.integers(1, max_events))
     half_seconds = st.integers(0, 120)
     event_time = draw(st.lists(half_seconds, min_size=n, max_size=n))
@@ -29,6 +30,13 @@ def frames(draw, max_events: int = 30, with_batch: bool | None = None) -> pd.Dat
         "event_time": [t / 2 for t in event_time],
         "arrival_time": [(t + d) / 2 for t, d in zip(event_time, delay)],
     })
+    if with_marks and draw(st.booleans()):
+        marks = draw(st.lists(st.tuples(half_seconds, st.integers(0, 160)), min_size=1, max_size=5))
+        frame = pd.concat([frame.assign(kind="event"), pd.DataFrame({
+            "id": [f"w{j}" for j in range(len(marks))], "key": "", "partition": names[0],
+            "event_time": [v / 2 for v, _ in marks], "arrival_time": [a / 2 for _, a in marks], "kind": "watermark",
+        })], ignore_index=True)
+        n = len(frame)
     if with_batch is None:
         with_batch = draw(st.booleans())
     if with_batch and draw(st.booleans()):
@@ -71,7 +79,7 @@ def batch_specs(draw, has_batch: bool = True) -> BatchSpec | None:
 
 
 @st.composite
-def configs(draw, fast_only: bool = False, has_batch: bool = True) -> RunConfig:
+def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bool = False) -> RunConfig:
     window = draw(windows())
     if fast_only and window.kind is WindowKind.SESSION:
         window = WindowSpec(WindowKind.TUMBLING, size=window.gap, slide=window.gap)
@@ -79,7 +87,8 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True) -> RunConfig:
     idle = None if fast_only else draw(st.one_of(st.none(), st.integers(1, 30).map(lambda x: x * S)))
     time = TimeConfig(
         time_source=time_source,
-        strategy=draw(st.sampled_from([s for s in Strategy if not (fast_only and s is Strategy.EVENT_CLOCK)])),
+        strategy=draw(st.sampled_from([s for s in Strategy if not (fast_only and s is Strategy.EVENT_CLOCK)
+                                       and (has_marks or s is not Strategy.SCRIPTED)])),
         bound=draw(seconds),
         delay=draw(seconds),
         allowed_lateness=draw(st.sampled_from([0, 0, S, 5 * S])),
@@ -100,9 +109,10 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True) -> RunConfig:
 
 @st.composite
 def stream_and_config(draw, fast_only: bool = False):
-    frame = draw(frames())
+    frame = draw(frames(with_marks=True))
     stream = stream_from_frame(frame, name="hypothesis")
-    return stream, draw(configs(fast_only=fast_only, has_batch="batch" in frame.columns))
+    return stream, draw(configs(fast_only=fast_only, has_batch="batch" in frame.columns,
+                                has_marks=not stream.watermarks.empty))
 
 
 def with_batches(config: RunConfig, batches: BatchSpec) -> RunConfig:

@@ -71,7 +71,7 @@ def test_the_strategies_draw_every_time_config_field():
     seen = {f.name: set() for f in fields(TimeConfig)}
 
     @settings(max_examples=300, database=None, phases=[Phase.generate])
-    @given(configs())
+    @given(configs(has_marks=True))
     def collect(config):
         for name in seen:
             seen[name].add(getattr(config.time, name))

@@ -14,17 +14,18 @@ from explorer.core.records import Assignment, BatchRows, Emission, StepOutput, a
 from explorer.core.result import ASSIGNMENT_COLUMNS, EVENT_COLUMNS, WATERMARK_COLUMNS, WINDOW_COLUMNS, Result, canonical_order
 from explorer.core.summary import REFUSED_STATUSES, summarize
 from explorer.core.watermarks import effective_watermark
-from explorer.streams import Stream, assign_batches
+from explorer.streams import Stream, batches_for
 
 
 def batch_rows(stream: Stream, config: RunConfig) -> Iterator[BatchRows]:
     """The stream cut into the engine's input, one arrival batch at a time."""
     arrays = stream.arrays()
-    batches = assign_batches(stream, config.batches)
+    batches = batches_for(stream, config)
     ids, keys, partitions = arrays.ids.tolist(), arrays.keys.tolist(), arrays.partitions.tolist()
     for b in range(len(batches.commit_time)):
         lo, hi = int(batches.starts[b]), int(batches.starts[b + 1])
-        yield BatchRows(number=b + 1, commit=int(batches.commit_time[b]), rows=np.arange(lo, hi),
+        yield BatchRows(number=b + 1, commit=int(batches.commit_time[b]), opens=int(batches.opens[b]),
+                        scripted=batches.scripted_at(b), rows=np.arange(lo, hi),
                         ids=ids[lo:hi], keys=keys[lo:hi], partitions=partitions[lo:hi],
                         event_time=arrays.event_time[lo:hi], arrival_time=arrays.arrival_time[lo:hi])
 
@@ -33,7 +34,7 @@ def run_reference(stream: Stream, config: RunConfig) -> Result:
     """Run the reference engine over the whole stream in this process."""
     engine = Engine(config, sorted(set(stream.arrays().partitions.tolist())))
     outputs = [engine.step(batch) for batch in batch_rows(stream, config)]
-    batches = assign_batches(stream, config.batches)
+    batches = batches_for(stream, config)
     outputs.append(engine.finish(len(batches.commit_time), int(batches.commit_time[-1])))
     return assemble(stream, config, outputs, max_open=max(o.open_windows or 0 for o in outputs))
 
@@ -62,7 +63,7 @@ def assemble(stream: Stream, config: RunConfig, outputs: list[StepOutput], max_o
     events = pd.DataFrame({
         "id": ev["id"].to_numpy(), "key": ev["key"].to_numpy(), "partition": ev["partition"].to_numpy(),
         "event_time": arrays.arrival_time if processing else arrays.event_time,
-        "arrival_time": arrays.arrival_time, "batch": assign_batches(stream, config.batches).number,
+        "arrival_time": arrays.arrival_time, "batch": batches_for(stream, config).number,
         "status": status,
         "watermark": pd.array(seen, dtype="Int64"),
         "effective_watermark": pd.array([None if r is None else effective_watermark(r, delay) for r in seen],

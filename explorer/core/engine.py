@@ -40,7 +40,7 @@ def separable_by_key(config: RunConfig) -> bool:
     schedule (a backlog applies every key's pending watermark at every batch, touched or not)."""
     time = config.time
     return (time.scope is Scope.KEY and time.time_source is TimeSource.EVENT and time.idle_timeout is None
-            and time.schedule is Schedule.LIVE and time.strategy is not Strategy.EVENT_CLOCK
+            and time.schedule is Schedule.LIVE and time.strategy not in (Strategy.EVENT_CLOCK, Strategy.SCRIPTED)
             and time.source_idle_timeout is None)
 
 
@@ -56,12 +56,14 @@ class Engine:
         self.config = config
         time = self.time = config.time
         self.processing = time.time_source is TimeSource.PROCESSING
+        # scripted watermarks are one watermark for the stream, like the processing clock
+        self.one_watermark = self.processing or time.strategy is Strategy.SCRIPTED
         self.clock = ProcessingClock()  # last commit or heartbeat
         self.generator = generator_for(time, self.clock)
         self.schedule = CommitSchedule(time.schedule if not self.processing else Schedule.LIVE)
-        merged = time.scope in (Scope.PARTITION_MIN, Scope.PARTITION_MAX) and not self.processing
+        merged = time.scope in (Scope.PARTITION_MIN, Scope.PARTITION_MAX) and not self.one_watermark
         self.merge = merge_for(time, self.generator, partitions) if merged else None
-        self.per_key = time.scope is Scope.KEY and not self.processing
+        self.per_key = time.scope is Scope.KEY and not self.one_watermark
         self.idleness = KeyIdleness(time)
         self.lateness = Lateness(time)
         self.store = WindowStore(time.allowed_lateness, self.group_of)
@@ -73,7 +75,7 @@ class Engine:
 
     # --- whose watermark ----------------------------------------------------------------------------
     def source_of(self, key: str, partition: str) -> str:
-        if self.processing or self.time.scope is Scope.GLOBAL:
+        if self.one_watermark or self.time.scope is Scope.GLOBAL:
             return GLOBAL
         return partition if self.merge else key
 
@@ -185,10 +187,11 @@ class Engine:
         event_clock = isinstance(self.generator, EventClock)
         commit = int(batch.commit)
         if self.batch_no > 0:
-            self.heartbeats(before=int(batch.arrival_time[0]))
+            self.heartbeats(before=batch.opens)
             if event_clock:
-                self.event_clock_passes(until=int(batch.arrival_time[0]))
+                self.event_clock_passes(until=batch.opens)
         self.batch_no = batch.number
+        self.generator.on_batch(batch.scripted)
         batch_min: dict[str, int] = {}
         batch_max: dict[str, int] = {}
         touched_groups = set()
@@ -233,20 +236,23 @@ class Engine:
         self.clock.now = max(self.clock.now, commit)
         if isinstance(self.generator, EventClock):
             self.generator.now = commit
+        moved = set()
         if not self.processing:
-            self.generator.advance(self.schedule.take(self.generator.candidates(batch_min, batch_max)))
+            candidates = self.generator.candidates(batch_min, batch_max)
+            moved = set(candidates)
+            self.generator.advance(self.schedule.take(candidates))
         for w in dirty:
             if w.late_dirty and w.alive:
                 w.late_dirty = False
                 self.emit(w, Reason.LATE_UPDATE, commit, self.group_raw(self.group_of(w.key)))
         if self.merge:
             self.merge.mark_idle(commit)  # checked on the periodic emit, as Flink's idleness timer
-        groups = list(self.store.fire_heap) if (self.merge or self.processing) else touched_groups
+        groups = list(self.store.fire_heap) if (self.merge or self.one_watermark) else touched_groups
         self.fire_ready(commit, groups)
         if self.idleness.on:
             self.check_idle(commit if self.idleness.on_processing_clock else self.newest, commit)
         self.purge(groups)
-        self.record_trace(set(batch_min) if not self.processing else {GLOBAL}, commit, "commit")
+        self.record_trace(set(batch_min) | moved if not self.processing else {GLOBAL}, commit, "commit")
         self.out.open_windows = self.store.alive_count
 
     def finish(self, last_batch: int, clock: int) -> StepOutput:

@@ -94,10 +94,14 @@ class StepOutput:
 
 @dataclass
 class BatchRows:
-    """One arrival batch, in arrival order. ``rows`` are the events' row numbers in the whole stream."""
+    """One arrival batch, in arrival order. ``rows`` are the events' row numbers in the whole stream (none when
+    the batch holds only a scripted watermark); ``opens`` is the arrival of its first row; ``scripted`` the
+    largest scripted watermark it holds, or None."""
 
     number: int
     commit: int
+    opens: int
+    scripted: int | None
     rows: np.ndarray
     ids: list[str]
     keys: list[str]

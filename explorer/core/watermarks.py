@@ -43,6 +43,9 @@ class Generator:
         """Where the batch's commit moves each source (before the schedule delays it)."""
         return {}
 
+    def on_batch(self, scripted: int | None) -> None:
+        """A batch begins; ``scripted`` is the largest scripted watermark it holds (None: none)."""
+
     def advance(self, candidates: dict[str, int]) -> None:
         for source, value in candidates.items():
             if value > self.marks.get(source, NONE):
@@ -91,6 +94,20 @@ class EventClock(Generator):
         return self.set_at[source] + (value - self.marks[source])
 
 
+class Scripted(Generator):
+    """The input's watermark rows: at commit, the largest the batch holds (one watermark for the stream)."""
+
+    def __init__(self):
+        super().__init__(0)
+        self.batch_mark: int | None = None
+
+    def on_batch(self, scripted: int | None) -> None:
+        self.batch_mark = scripted
+
+    def candidates(self, batch_min, batch_max):
+        return {} if self.batch_mark is None else {GLOBAL: self.batch_mark}
+
+
 class ProcessingClock(Generator):
     """Processing time: the watermark is the processing clock itself (last commit or heartbeat)."""
 
@@ -110,6 +127,8 @@ def generator_for(time: TimeConfig, clock: ProcessingClock) -> Generator:
         return BoundedOutOfOrderness(time.bound)
     if time.strategy is Strategy.EVENT_CLOCK:
         return EventClock(time.bound)
+    if time.strategy is Strategy.SCRIPTED:
+        return Scripted()
     return PerBatch(time.bound, smallest=time.strategy is Strategy.MIN)
 
 

@@ -28,14 +28,14 @@ import numpy as np
 import pandas as pd
 
 from explorer.budget import check_spark_run
-from explorer.config import RunConfig
+from explorer.config import RunConfig, Strategy
 from explorer.core.assemble import assemble
 from explorer.core.engine import Engine, separable_by_key
 from explorer.core.records import BatchRows, StepOutput, TracePoint, as_row, from_row
 from explorer.core.result import Result
 from explorer.errors import InputError
 from explorer.spark.session import spark_session, started
-from explorer.streams import Stream, assign_batches
+from explorer.streams import Stream, batches_for
 
 INPUT_SCHEMA = ("grp STRING, row LONG, batch LONG, commit LONG, id STRING, key STRING, partition STRING, "
                 "t LONG, arrival LONG, last BOOLEAN")
@@ -74,13 +74,15 @@ def run_spark(stream: Stream, config: RunConfig, spark=None, workdir: str | Path
     first k batches and returns None after they ran — a run interrupted on purpose, for resuming.
     ``cancel`` stops the query between micro-batches (raises :class:`Cancelled`). ``spark`` is a session, or
     how to start one (called once the run is known to fit in memory; default: the local session)."""
+    if config.time.strategy is Strategy.SCRIPTED:
+        raise InputError("--engine spark does not replay scripted watermarks (strategy scripted); run it locally")
     check_spark_run(len(stream), config)
     spark = started(spark or spark_session)
     own_dir = workdir is None
     work = Path(workdir or tempfile.mkdtemp(prefix="wx-spark-"))
     folders = {name: work / name for name in ("input", "checkpoint", "output")}
     folders["input"].mkdir(parents=True, exist_ok=True)
-    batches = assign_batches(stream, config.batches)
+    batches = batches_for(stream, config)
     n_batches = len(batches.commit_time)
     staged = _stage(stream, config, folders["input"], stop_after)
     listener = _ProgressListener(progress, n_batches + 1) if progress else None
@@ -107,7 +109,7 @@ def _stage(stream: Stream, config: RunConfig, folder: Path, stop_after: int | No
     Returns how many files are staged."""
     ev = stream.events
     arrays = stream.arrays()
-    batches = assign_batches(stream, config.batches)
+    batches = batches_for(stream, config)
     n_batches = len(batches.commit_time)
     groups = ev["key"].to_numpy(dtype=object) if separable_by_key(config) else np.full(len(ev), GLOBAL_GROUP, dtype=object)
     frame = pd.DataFrame({"grp": groups, "row": np.arange(len(ev)), "batch": batches.number,
@@ -185,7 +187,8 @@ def _step_function(config: RunConfig, partitions: list[str]):
         data = rows[~rows["last"]]
         for number, part in data.groupby("batch", sort=True):
             outputs.append((int(number), engine.step(BatchRows(
-                number=int(number), commit=int(part["commit"].iloc[0]), rows=part["row"].to_numpy(),
+                number=int(number), commit=int(part["commit"].iloc[0]), opens=int(part["arrival"].iloc[0]),
+                scripted=None, rows=part["row"].to_numpy(),
                 ids=part["id"].tolist(), keys=part["key"].tolist(), partitions=part["partition"].tolist(),
                 event_time=part["t"].to_numpy(dtype=np.int64), arrival_time=part["arrival"].to_numpy(dtype=np.int64)))))
         end = rows[rows["last"]]

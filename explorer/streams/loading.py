@@ -222,6 +222,7 @@ def stream_from_frame(
         raise InputError(f"{where}: missing column 'event_time' (the file has {', '.join(map(str, frame.columns))}); "
                          "map yours with --event-time-col")
     n = len(frame)
+    is_mark = _watermark_rows(frame, where)
     formats: dict[str, TimeFormat] = {}
     event_time, formats["event_time"] = read_times(frame["event_time"], "event_time", units.get("event_time"), where)
     has_arrival = "arrival_time" in frame.columns
@@ -229,9 +230,10 @@ def stream_from_frame(
         arrival_time, formats["arrival_time"] = read_times(frame["arrival_time"], "arrival_time",
                                                            units.get("arrival_time"), where)
         consistent(formats, where)
-    else:
-        arrival_time = np.maximum.accumulate(event_time)
-    ids = _ids(frame, where)
+    else:  # the newest event time so far (a watermark row's own time is not an event's)
+        seen = pd.Series(np.where(is_mark, np.nan, event_time.astype(float))).cummax().ffill().bfill()
+        arrival_time = seen.to_numpy().astype(np.int64)
+    ids = _ids(frame, where, is_mark)
     out = pd.DataFrame({
         "id": ids,
         "key": _text_column(frame, "key", n),
@@ -242,17 +244,46 @@ def stream_from_frame(
         "value": _value_column(frame, where),
     })
     has_batch = "batch" in frame.columns
-    order = arrival_order(out, has_arrival, has_batch)
-    out = out.iloc[order].reset_index(drop=True)
+    order = arrival_order(out, has_arrival, has_batch, is_mark)
+    out, is_mark = out.iloc[order].reset_index(drop=True), is_mark[order]
     raised = 0
     if has_batch and has_arrival:
         out["arrival_time"], raised = processing_clock(out["arrival_time"].to_numpy(dtype=np.int64))
+    marks = scripted_watermarks(out, is_mark)
+    out = out[~is_mark].reset_index(drop=True)
     event_format = formats["event_time"]
     return Stream(out, name=name, time_unit=event_format.unit if event_format.kind in ("epoch", "number") else "s",
                   time_formats=formats, has_keys="key" in frame.columns, has_arrival=has_arrival,
                   has_batch=has_batch, has_partition="partition" in frame.columns, source=source,
                   source_columns={ours: str(theirs) for ours, theirs in (columns or {}).items()},
-                  arrivals_raised=raised)
+                  arrivals_raised=raised, watermarks=marks)
+
+
+def _watermark_rows(frame: pd.DataFrame, where: str) -> np.ndarray:
+    """Which rows are scripted watermarks: ``kind`` says ``watermark`` (or ``event``, or nothing)."""
+    if "kind" not in frame.columns:
+        return np.zeros(len(frame), dtype=bool)
+    kinds = np.array(["" if is_blank(v) else str(v).strip().lower() for v in frame["kind"].to_numpy(dtype=object)])
+    bad = ~np.isin(kinds, ["", "event", "watermark"])
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0]) + 1
+        raise InputError(f"{where}: column 'kind' row {row}: {frame['kind'].iloc[row - 1]!r} is neither 'event' nor "
+                         "'watermark'")
+    is_mark = kinds == "watermark"
+    if is_mark.all():
+        raise InputError(f"{where}: every row is a watermark (kind=watermark); there are no events")
+    return is_mark
+
+
+def scripted_watermarks(rows: pd.DataFrame, is_mark: np.ndarray) -> pd.DataFrame:
+    """The watermark rows of rows in arrival order: the watermark (their event_time), their arrival and file
+    batch, and ``after``, how many events arrived before each."""
+    return pd.DataFrame({
+        "watermark": rows["event_time"].to_numpy(dtype=np.int64)[is_mark],
+        "arrival_time": rows["arrival_time"].to_numpy(dtype=np.int64)[is_mark],
+        "batch": rows["batch"].to_numpy(dtype=np.int64)[is_mark],
+        "after": np.cumsum(~is_mark)[is_mark].astype(np.int64),
+    })
 
 
 def processing_clock(arrival: np.ndarray) -> tuple[np.ndarray, int]:
@@ -264,13 +295,16 @@ def processing_clock(arrival: np.ndarray) -> tuple[np.ndarray, int]:
     return clock, int((clock != arrival).sum())
 
 
-def arrival_order(events: pd.DataFrame, has_arrival: bool, has_batch: bool) -> np.ndarray:
+def arrival_order(events: pd.DataFrame, has_arrival: bool, has_batch: bool,
+                  is_mark: np.ndarray | None = None) -> np.ndarray:
     """Row order in which the worker sees the events: by batch, then arrival time. Events arriving at the
     same instant are taken by event time, then id, so the order never depends on how rows were split
-    into files. Without an arrival_time column the file order is the arrival order."""
+    into files; a watermark row comes after the events that arrive with it. Without an arrival_time column
+    the file order is the arrival order."""
     keys = []
     if has_arrival:
-        keys = [events["id"].to_numpy(dtype=str), events["event_time"].to_numpy(), events["arrival_time"].to_numpy()]
+        keys = [events["id"].to_numpy(dtype=str), events["event_time"].to_numpy(),
+                np.zeros(len(events), dtype=bool) if is_mark is None else is_mark, events["arrival_time"].to_numpy()]
     if has_batch:
         keys.append(events["batch"].to_numpy())
     if not keys:
@@ -310,13 +344,15 @@ def parse_time_units(text: str) -> TimeUnits:
     return pairs
 
 
-def _ids(frame: pd.DataFrame, where: str) -> np.ndarray:
+def _ids(frame: pd.DataFrame, where: str, is_mark: np.ndarray) -> np.ndarray:
+    """The events' ids (``e1``, ``e2``… by row when the file has none); watermark rows need none."""
     if "id" not in frame.columns:
         return np.array([f"e{i}" for i in range(1, len(frame) + 1)], dtype=object)
     ids = frame["id"].astype(str).str.strip().to_numpy(dtype=object)
-    blank = np.array([is_blank(v) for v in frame["id"].to_numpy(dtype=object)])
+    blank = np.array([is_blank(v) for v in frame["id"].to_numpy(dtype=object)]) & ~is_mark
     if blank.any():
         raise InputError(f"{where}: column 'id' row {int(np.flatnonzero(blank)[0]) + 1}: empty id")
+    ids[is_mark] = [f"watermark row {row}" for row in np.flatnonzero(is_mark) + 1]
     dup = pd.Series(ids).duplicated(keep=False).to_numpy()
     if dup.any():
         rows = np.flatnonzero(dup)

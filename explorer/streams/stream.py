@@ -12,6 +12,11 @@ if TYPE_CHECKING:
     from explorer.streams.times import TimeFormat
 
 COLUMNS = ("id", "key", "event_time", "arrival_time", "batch", "partition", "value")
+WATERMARK_COLUMNS = ("watermark", "arrival_time", "batch", "after")
+
+
+def no_watermarks() -> pd.DataFrame:
+    return pd.DataFrame({column: np.zeros(0, dtype=np.int64) for column in WATERMARK_COLUMNS})
 
 
 @dataclass
@@ -22,6 +27,10 @@ class Stream:
     0 where the file has none), partition (str) and value (float). When the file has no arrival_time the
     processing clock is taken as the newest event time seen so far, so in-order events sit on the ideal
     diagonal and stragglers below it; ``has_arrival`` says which it was.
+
+    ``watermarks`` are the input's scripted watermarks (rows of ``kind`` watermark, as Flink's test harness
+    ``processWatermark`` or Beam's ``TestStream.advance_watermark_to``): the watermark (µs), its arrival and
+    file batch, and ``after``, how many events arrived before it. The ``scripted`` strategy follows them.
     """
 
     events: pd.DataFrame
@@ -37,6 +46,7 @@ class Stream:
     source: str | None = None
     source_columns: dict[str, str] = field(default_factory=dict)
     arrivals_raised: int = 0  # arrivals the batch column put behind an earlier batch's (loading.processing_clock)
+    watermarks: pd.DataFrame = field(default_factory=no_watermarks)
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def cached(self, key: Any, make: Callable[[], Any]) -> Any:

@@ -24,7 +24,7 @@ from explorer.config import PRESETS, RunConfig, delay_of
 from explorer.core import Result, run
 from explorer.errors import InputError
 from explorer.export import TARGETS, ExportSource, export
-from explorer.streams import Stream, assign_batches
+from explorer.streams import Stream, batches_for
 from explorer.timeutil import MICROS, format_instant
 from explorer.ui.figures import STATUS_COLORS, STATUS_LABELS, STATUSES, plot_time, send
 
@@ -98,7 +98,7 @@ class SparkPanel:
         if self.thread is not None and self.thread.is_alive():
             return
         stream, config = self._stream(), self._config()
-        batches = len(assign_batches(stream, config.batches).commit_time)
+        batches = len(batches_for(stream, config).commit_time)
         if batches > MAX_SPARK_BATCHES and not self.anyway.value:
             minutes = batches * SECONDS_PER_MICRO_BATCH / 60
             self.status.value = (f"<span style='color:#a00'>These settings make {batches:,} micro-batches, about "

@@ -9,7 +9,7 @@ from numba import njit
 
 from explorer.core.compiled.firing import (check_idle, emit, event_clock_passes, fire, fire_ready, heartbeats, heartbeats_matter,
                                            purge, record_trace, reschedule_due, touch_key)
-from explorer.core.compiled.layout import (KIND_COMMIT, KIND_NO_DATA, REASON_END_OF_STREAM, REASON_LATE_UPDATE,
+from explorer.core.compiled.layout import (KIND_COMMIT, KIND_NO_DATA, NO_SCRIPTED, REASON_END_OF_STREAM, REASON_LATE_UPDATE,
                                            SC_ALIVE, SC_BATCH, SC_CLOCK, SC_DIRTY, SC_GLOBAL_MAX, SC_MAX_OPEN,
                                            SC_NOW, SC_PENDING, SC_TOUCHED_GROUPS, SC_TOUCHED_SOURCES, SC_WINDOWS,
                                            STATUS_LATE_UPDATED, STATUS_ON_TIME, STATUS_REFUSED)
@@ -51,9 +51,9 @@ def _step(st, b):
     lo, hi = m[st.batch_start + b], m[st.batch_start + b + 1]
     if m[SC_BATCH] > 0:
         if heartbeats_matter(st):
-            heartbeats(st, m[st.ev_arrival + lo], True)
+            heartbeats(st, m[st.batch_open + b], True)
         if st.event_clock:
-            event_clock_passes(st, m[st.ev_arrival + lo])
+            event_clock_passes(st, m[st.batch_open + b])
     stamp = b + 1
     m[SC_BATCH] = stamp
     m[SC_TOUCHED_SOURCES] = 0
@@ -82,7 +82,9 @@ def _step(st, b):
         m[SC_GLOBAL_MAX] = max(m[SC_GLOBAL_MAX], t)
         if st.idle >= 0:
             touch_key(st, k, m[st.ev_arrival + i] if st.idle_processing else t)
-    _commit(st, m[st.commit + b])
+    if st.scripted and m[st.batch_scripted + b] != NO_SCRIPTED:  # the one source moves at this commit
+        _touch(m, st.src_stamp, st.src_touched, SC_TOUCHED_SOURCES, 0, stamp)
+    _commit(st, b)
 
 
 @njit(cache=True)
@@ -94,8 +96,15 @@ def _advance_pending(st):
 
 
 @njit(cache=True, inline="always")
-def _commit(st, commit):
+def _candidate(st, s, b):
+    """Where batch b's commit moves source s: its smallest/largest event time, or its scripted watermark."""
+    return st.m[st.batch_scripted + b] if st.scripted else batch_candidate(st, s)
+
+
+@njit(cache=True, inline="always")
+def _commit(st, b):
     m = st.m
+    commit = m[st.commit + b]
     m[SC_CLOCK] = max(m[SC_CLOCK], commit)
     if st.event_clock:
         m[SC_NOW] = commit
@@ -104,16 +113,16 @@ def _commit(st, commit):
         if st.backlog:  # this batch's watermark takes effect one micro-batch later
             _advance_pending(st)
             m[SC_PENDING] = 0
-            if st.per_batch:
+            if st.per_batch or (st.scripted and m[st.batch_scripted + b] != NO_SCRIPTED):
                 for i in range(n_touched):
                     s = m[st.src_touched + i]
                     m[st.src_pending + i] = s
-                    m[st.src_pending_value + s] = batch_candidate(st, s)
+                    m[st.src_pending_value + s] = _candidate(st, s, b)
                 m[SC_PENDING] = n_touched
-        elif st.per_batch:
+        elif st.per_batch or (st.scripted and m[st.batch_scripted + b] != NO_SCRIPTED):
             for i in range(n_touched):
                 s = m[st.src_touched + i]
-                advance(st, s, batch_candidate(st, s))
+                advance(st, s, _candidate(st, s, b))
     for d in range(m[SC_DIRTY]):
         w = m[st.dirty + d]
         if m[st.win_dirty + w] and m[st.win_alive + w]:
@@ -121,7 +130,7 @@ def _commit(st, commit):
             emit(st, w, REASON_LATE_UPDATE, commit, group_raw(st, group_of_window(st, w)))
     if st.source_idle >= 0 and st.merged:
         mark_idle_partitions(st, commit)
-    n_groups = 1 if st.merged or st.processing else m[SC_TOUCHED_GROUPS]  # (then the one global group)
+    n_groups = 1 if st.merged or st.processing or st.scripted else m[SC_TOUCHED_GROUPS]  # (the one global group)
     for i in range(n_groups):
         fire_ready(st, m[st.grp_touched + i], commit)
     if st.idle >= 0:

@@ -9,6 +9,7 @@ one array and a hundred ints cost 10.
 """
 
 NONE = -(2**62)  # "no watermark yet", as in the reference engine
+NO_SCRIPTED = -(2**63)  # a batch without a scripted watermark (streams.batching.NO_SCRIPTED)
 
 # --- the run's scalars: the first slots of the arena ---------------------------------------------------
 SC_CLOCK = 0  # processing clock: last commit or heartbeat

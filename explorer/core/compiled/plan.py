@@ -18,7 +18,7 @@ from explorer.config import (LatenessRule, RefusedWhen, RunConfig, Schedule, Sco
                              WindowKind)
 from explorer.core.compiled import layout as L
 from explorer.core.compiled.layout import NONE
-from explorer.streams import Stream, assign_batches
+from explorer.streams import Stream, batches_for
 
 # How each TimeConfig field reaches the kernel: the State fields it sets, from its value. A field missing here
 # makes ``kernel_config`` fail, and tests/test_compiled.py checks this table against TimeConfig's fields.
@@ -27,7 +27,8 @@ TO_KERNEL: dict[str, Callable[[Any], dict[str, int]]] = {
     "strategy": lambda v: {"strategy_min": int(v is Strategy.MIN),
                            "per_batch": int(v in (Strategy.MIN, Strategy.MAX)),
                            "bounded_strategy": int(v is Strategy.BOUNDED),
-                           "event_clock_strategy": int(v is Strategy.EVENT_CLOCK)},
+                           "event_clock_strategy": int(v is Strategy.EVENT_CLOCK),
+                           "scripted_strategy": int(v is Strategy.SCRIPTED)},
     "bound": lambda v: {"bound": v},
     "delay": lambda v: {"delay": v},
     "allowed_lateness": lambda v: {"allowed": v},
@@ -58,8 +59,12 @@ def kernel_config(config: RunConfig) -> dict[str, int]:
         # the reference engine's derived switches: event-time strategies do nothing under processing time
         bounded=int(out.pop("bounded_strategy") and not processing),
         event_clock=int(out.pop("event_clock_strategy") and not processing),
-        merged=int(out.pop("scope_partitions") and not processing),
-        per_key=int(out.pop("scope_key") and not processing),
+        scripted=int(out.pop("scripted_strategy") and not processing),
+    )
+    one_watermark = processing or out["scripted"]  # the processing clock, or the input's watermark rows
+    out.update(
+        merged=int(out.pop("scope_partitions") and not one_watermark),
+        per_key=int(out.pop("scope_key") and not one_watermark),
         session=int(config.window.kind is WindowKind.SESSION),
         gap=config.window.gap,
     )
@@ -141,8 +146,9 @@ TABLES = [
     # sessions: the session each event joined (−1: refused), whether it was late, its own [t, t + gap) end
     ("ev_session", "session_events", -1), ("ev_session_late", "session_events", 0),
     ("ev_session_end", "session_events", 0),
-    # batches: first event of each (and the end), commit times
-    ("batch_start", "batch_starts", None), ("commit", "batches", None),
+    # batches: first event of each (and the end), commit times, first arrival, scripted watermark (or NO_SCRIPTED)
+    ("batch_start", "batch_starts", None), ("commit", "batches", None), ("batch_open", "batches", None),
+    ("batch_scripted", "batches", None),
     # fixed windows: each (event, j) pair's window id, whether it was late for it and admitted to it
     ("window_of", "pairs", None), ("pair_late", "pairs", 0), ("pair_admitted", "pairs", 0),
     # per watermark source (a key, a partition, or the one global source)
@@ -178,7 +184,7 @@ TABLES = [
     # the records
     ("emissions", "emission_slots", 0), ("trace", "trace_slots", 0),
 ]
-CONFIG_FIELDS = ["processing", "strategy_min", "per_batch", "bounded", "event_clock", "bound", "delay", "allowed",
+CONFIG_FIELDS = ["processing", "strategy_min", "per_batch", "bounded", "event_clock", "scripted", "bound", "delay", "allowed",
                  "rule_window", "refuse_every", "idle", "idle_processing", "heartbeat", "per_key", "merged", "pick_min", "backlog",
                  "end_inclusive", "strict", "source_idle", "session", "gap"]
 SIZE_FIELDS = ["n_events", "n_batches", "per_event", "n_sources", "n_groups", "n_windows", "emissions_capacity",
@@ -221,7 +227,7 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
     settings = kernel_config(config)
     processing = bool(settings["processing"])
     codes = event_codes(stream, processing)
-    batches = assign_batches(stream, config.batches)
+    batches = batches_for(stream, config)
     n, n_keys, n_parts = len(codes.t), len(codes.key_names), len(codes.partition_names)
     if settings["per_key"]:
         source, source_names = codes.key, codes.key_names
@@ -278,6 +284,7 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
     initial = {
         "ev_t": codes.t, "ev_arrival": codes.arrival, "ev_key": codes.key, "ev_partition": codes.partition,
         "ev_source": source, "ev_group": group, "batch_start": batches.starts, "commit": batches.commit_time,
+        "batch_open": batches.opens, "batch_scripted": batches.scripted,
         "window_of": window_of, "grp_fire_base": _blocks(fire_bound), "grp_purge_base": _blocks(purge_bound),
         "key_group": np.arange(n_keys) if settings["per_key"] else 0,
         "win_key": window_key, "win_start": window_start, "win_end": window_end,

@@ -11,7 +11,7 @@ from explorer.core.compiled.plan import Prepared
 from explorer.core.result import (ASSIGNMENT_COLUMNS, EVENT_COLUMNS, WATERMARK_COLUMNS, WINDOW_COLUMNS, Metrics,
                                   Reason, Result, Status, canonical_order)
 from explorer.core.summary import summarize
-from explorer.streams import Stream, assign_batches
+from explorer.streams import Stream, batches_for
 
 REASONS = np.array([Reason.WATERMARK.value, Reason.IDLE_TIMEOUT.value, Reason.LATE_UPDATE.value,
                     Reason.END_OF_STREAM.value], dtype=object)
@@ -75,7 +75,7 @@ def event_table(stream: Stream, config: RunConfig, prepared: Prepared) -> pd.Dat
     return pd.DataFrame({
         "id": ev["id"].to_numpy(), "key": ev["key"].to_numpy(), "partition": ev["partition"].to_numpy(),
         "event_time": prepared.codes.t, "arrival_time": prepared.codes.arrival,
-        "batch": assign_batches(stream, config.batches).number,
+        "batch": batches_for(stream, config).number,
         "status": np.array(_status_names(config), dtype=object)[prepared.table("ev_status")],
         "watermark": _optional(seen),
         "effective_watermark": _optional(_effective(seen, config.time.delay), seen < L.NONE // 2),

@@ -172,6 +172,11 @@ class TimeConfig:
     # last + gap; modelled as [first, last + gap + 1 µs) joined only by overlap. Others (Spark) merge
     # sessions [t, t + gap) that overlap or touch and close when last + gap ≤ watermark.
     session_close_strict: bool = False
+    # Flink's merging windows: an event's lateness is judged on the session it merges into (after
+    # MergingWindowSet.addWindow), and an emitted session it extends past the watermark fires again only when
+    # the watermark reaches the new end (EventTimeTrigger). Others (Spark) judge the event's own [t, t + gap)
+    # and re-emit an emitted session at once.
+    session_lateness_on_merge: bool = False
     # Flink's withIdleness: a partition silent this long (processing time) leaves the min/max merge until it
     # sends again; the merged watermark never goes back (scope partition-min/max only).
     source_idle_timeout: int | None = None
@@ -299,6 +304,9 @@ TIME_FIELDS: tuple[TimeField, ...] = (
     TimeField("end_inclusive", "end_inclusive", "windows are (start, end], as Storm's", bool, "endInclusive"),
     TimeField("session_close_strict", "session_close_strict", "sessions join within the gap and close once the "
               "watermark is past last + gap, as Bytewax's", bool, "sessionCloseStrict"),
+    TimeField("session_lateness_on_merge", "session_lateness_on_merge", "sessions: judge lateness on the session "
+              "an event merges into, and fire an emitted session it extends only when the watermark reaches the new "
+              "end, as Flink's", bool, "sessionLatenessOnMerge"),
     TimeField("source_idle_timeout", "source_idle_timeout", "Flink's withIdleness: a partition this silent leaves "
               "the partition-min/max merge (off: never)", yaml="sourceIdleTimeout", control="source_idle",
               optional=True, positive=True),
@@ -419,9 +427,11 @@ PRESETS: dict[str, Preset] = {
         "end − 1 ms + allowedLateness ≤ it; here the effective watermark shows max − L, which decides the same. "
         "One watermark per operator instance, the min over its parallel inputs (partitions); late elements to "
         "a side output only when every window it belongs to refused it (a sliding window that refuses it while "
-        "another keeps it drops it silently); allowed lateness re-fires the window with its full contents.",
+        "another keeps it drops it silently); allowed lateness re-fires the window with its full contents. A "
+        "session's lateness is judged after the merge, and an emitted session an element extends past the "
+        "watermark fires again when the watermark reaches its new end.",
         TimeConfig(strategy=Strategy.MAX, scope=Scope.PARTITION_MIN, late_policy=LatePolicy.SIDE_OUTPUT,
-                   refused_when=RefusedWhen.EVERY_WINDOW),
+                   refused_when=RefusedWhen.EVERY_WINDOW, session_lateness_on_merge=True),
         delay_field="delay",
         batches=BatchSpec(BatchKind.INTERVAL, interval=200 * SECOND // 1000),
         allowed_lateness=True,

@@ -176,8 +176,8 @@ class SessionWindows:
     last + gap, modelled as [first, last + gap + 1 µs) joined only by overlap. Touching an emitted session
     counts as landing in a closed window."""
 
-    def __init__(self, spec: WindowSpec, strict: bool, store: WindowStore, lateness: Lateness):
-        self.gap, self.strict = spec.gap, strict
+    def __init__(self, spec: WindowSpec, strict: bool, on_merge: bool, store: WindowStore, lateness: Lateness):
+        self.gap, self.strict, self.on_merge = spec.gap, strict, on_merge
         self.store, self.lateness = store, lateness
 
     def admit(self, t: int, key: str, event_id: str, eff: int) -> Admission:
@@ -188,9 +188,14 @@ class SessionWindows:
             touching = [w for w in slots.values() if w.start < proto_end and t < w.end]
         else:
             touching = [w for w in slots.values() if w.start <= proto_end and t <= w.end]
-        closed = proto_end <= eff or any(w.fired for w in touching)
+        if self.on_merge:  # Flink: the session it would merge into decides
+            judged_end = max([proto_end] + [w.end for w in touching])
+            closed = judged_end <= eff
+        else:
+            judged_end = proto_end
+            closed = proto_end <= eff or any(w.fired for w in touching)
         late = closed if lateness.window_rule else t < eff
-        if late and not lateness.admits_late(proto_end, eff):
+        if late and not lateness.admits_late(judged_end, eff):
             return Admission([], [(t, proto_end)])
         if not touching:
             target = store.open(key, t, proto_end, store.next_seq())
@@ -203,10 +208,12 @@ class SessionWindows:
         target.ids.append(event_id)
         grew = target.end != old_end or len(touching) > 1
         if late and target.fired:  # a late event joined an emitted session: it re-fires as an update
+            # (with on_merge, late means the merged session is still behind the watermark)
             target.late_dirty = True
             if grew:
                 store.push_purge(target)
-        elif target.fired:  # on time by timestamp, joining a session an idle timeout had flushed: reopen it
+        elif target.fired:  # joining a session an idle timeout had flushed (on time by timestamp), or extending an
+            # emitted session past the watermark (on_merge): it fires again when the watermark reaches its end
             target.fired = False
             store.push_fire(target)
         elif grew:
@@ -229,5 +236,5 @@ class SessionWindows:
 
 def assigner_for(spec: WindowSpec, time: TimeConfig, store: WindowStore, lateness: Lateness):
     if spec.kind is WindowKind.SESSION:
-        return SessionWindows(spec, time.session_close_strict, store, lateness)
+        return SessionWindows(spec, time.session_close_strict, time.session_lateness_on_merge, store, lateness)
     return FixedWindows(spec, time.end_inclusive, store, lateness)

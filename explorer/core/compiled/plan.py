@@ -44,6 +44,7 @@ TO_KERNEL: dict[str, Callable[[Any], dict[str, int]]] = {
     "schedule": lambda v: {"backlog": int(v is Schedule.BACKLOG)},
     "end_inclusive": lambda v: {"end_inclusive": int(v)},
     "session_close_strict": lambda v: {"strict": int(v)},
+    "session_lateness_on_merge": lambda v: {"on_merge": int(v)},
     "source_idle_timeout": lambda v: {"source_idle": -1 if v is None else v},
 }
 
@@ -186,7 +187,7 @@ TABLES = [
 ]
 CONFIG_FIELDS = ["processing", "strategy_min", "per_batch", "bounded", "event_clock", "scripted", "bound", "delay", "allowed",
                  "rule_window", "refuse_every", "idle", "idle_processing", "heartbeat", "per_key", "merged", "pick_min", "backlog",
-                 "end_inclusive", "strict", "source_idle", "session", "gap"]
+                 "end_inclusive", "strict", "on_merge", "source_idle", "session", "gap"]
 SIZE_FIELDS = ["n_events", "n_batches", "per_event", "n_sources", "n_groups", "n_windows", "emissions_capacity",
                "trace_capacity", "merge_leaves"]
 State = namedtuple("State", ["m"] + CONFIG_FIELDS + SIZE_FIELDS + [name for name, _, _ in TABLES])

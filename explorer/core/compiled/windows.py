@@ -182,10 +182,16 @@ def admit_session(st, row, k, t, eff):
             n_touching += 1
             any_fired = any_fired or m[st.win_fired + w] == 1
         w = m[st.win_next + w]
-    closed = proto_end <= eff or any_fired
+    judged_end = proto_end
+    if st.on_merge:  # Flink: the session it would merge into decides
+        for i in range(n_touching):
+            judged_end = max(judged_end, m[st.win_end + m[st.touching + i]])
+        closed = judged_end <= eff
+    else:
+        closed = proto_end <= eff or any_fired
     late = closed if st.rule_window else t < eff
     m[st.ev_session_end + row] = proto_end
-    if late and not admits_late(st, proto_end, eff):
+    if late and not admits_late(st, judged_end, eff):
         return True, True
     if n_touching == 0:
         target = m[SC_WINDOWS]
@@ -206,7 +212,7 @@ def admit_session(st, row, k, t, eff):
         m[st.win_dirty + target] = 1
         if grew:
             push_purge(st, target)
-    elif m[st.win_fired + target]:  # on time by timestamp, joining a session an idle timeout flushed: reopen
+    elif m[st.win_fired + target]:  # after an idle flush (timestamp rule), or extended past the watermark (on_merge)
         m[st.win_fired + target] = 0
         push_fire(st, target)
     elif grew:

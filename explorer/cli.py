@@ -16,8 +16,8 @@ from typing import Any, NoReturn, Sequence
 import numpy as np
 import pandas as pd
 
-from explorer.config import (PRESETS, TIME_FIELDS, BatchSpec, RunConfig, WindowSpec, apply_delay, load_yaml_config,
-                             preset)
+from explorer.config import (PRESETS, TIME_FIELDS, BatchSpec, RunConfig, Strategy, WindowSpec, apply_delay,
+                             load_yaml_config, preset)
 from explorer.compare import compare, side_config
 from explorer.core import Result, run
 from explorer.export import TARGETS as EXPORT_TARGETS
@@ -207,11 +207,17 @@ def build_config(args: argparse.Namespace) -> tuple[RunConfig, str | None]:
     return config, column
 
 
-def _print_run_table(result: Result) -> None:
+def _print_run_table(result: Result, stream: Stream) -> None:
     m = result.metrics
     unit = result.time_unit
     print(f"{result.stream_name}: {m.events} events, preset {result.config.preset}, window {result.config.window}")
     print(f"  on time {m.on_time}, late-updated {m.late_updated}, side output {m.side_output}, dropped {m.dropped}")
+    if len(stream.watermarks) and result.config.time.strategy is not Strategy.SCRIPTED:
+        print(f"  the input's {len(stream.watermarks)} scripted watermark row(s) were not used: --strategy scripted "
+              "follows them")
+    elif len(stream.watermarks) and not stream.has_arrival and str(result.config.batches) != "event":
+        print(f"  batches {result.config.batches} cut a file without arrival times by its event times; --batches "
+              "event replays it row by row, as a test harness does")
     if m.partly_dropped:
         print(f"  partly dropped {m.partly_dropped}: a window refused them while another kept them; they are in no "
               "side output")
@@ -293,7 +299,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     elif args.format == "json":
         result.write_json(sys.stdout)
     else:
-        _print_run_table(result)
+        _print_run_table(result, stream)
 
 
 def cmd_curve(args: argparse.Namespace) -> None:
@@ -422,6 +428,10 @@ def cmd_validate(args: argparse.Namespace) -> None:
     else:
         print("  no arrival_time column: file order is arrival order")
     print(f"  batch column: {'yes' if stream.has_batch else 'no'}")
+    marks = stream.watermarks
+    if len(marks):
+        low, high = (format_instant(int(v), stream.absolute) for v in (marks["watermark"].min(), marks["watermark"].max()))
+        print(f"  {len(marks)} scripted watermark row(s), {low} … {high}: --strategy scripted follows them")
     if stream.arrivals_raised:
         print(f"  {stream.arrivals_raised} event(s) in a later batch than events that arrived after them: each is "
               "taken to arrive with the latest arrival before it, so processing time never goes back")

@@ -464,3 +464,26 @@ def test_each_slider_says_its_value_as_a_duration():
     assert "5 min 16 s" in said["delay"] and "2.5 s" in said["allowed"] and "off" in said["idle"]
     controls.idle.value = 90.0
     assert "1 min 30 s" in controls.durations["idle"].value
+
+
+def test_the_inputs_watermark_rows_are_drawn_and_the_scripted_strategy_follows_them():
+    """Flink's sliding test as a file: the rows are drawn whatever the strategy; picking 'scripted' makes them the
+    watermark (one side output, two elements partly dropped, shown on a card); the stepper shows those arrived."""
+    from explorer import load_events
+
+    explorer = Explorer(load_events("data/flink-sliding-scripted.csv", "ms"), "flink")
+    assert list(trace(explorer, "watermark rows (input)").y) == [2.0, 3.001, 6.001, 25.001]
+    explorer.controls.batches.value = "event"
+    explorer.controls.delay.value = 0
+    explorer.controls.window_kind.value = "sliding"
+    explorer.controls.size.value, explorer.controls.slide.value = 3.0, 1.0
+    explorer.controls.strategy.value = "scripted"
+    assert explorer.result.metrics.side_output == 1 and explorer.result.metrics.partly_dropped == 2
+    assert "partly dropped" in explorer.cards.value
+    steps = [y for y in dict.fromkeys(trace(explorer, "watermark").y) if not np.isnan(y)]
+    assert steps == [2.0, 3.001, 6.001, 25.001]  # the raw watermark is the rows'
+    explorer.batch.value = 4  # rows 1–4: two events, two watermark rows
+    assert list(trace(explorer, "watermark rows (input)").y) == [2.0, 3.001]
+    other = Explorer(generate("voltsp"), "voltsp")
+    other.controls.strategy.value = "scripted"
+    assert "watermark rows" in other.message.value and len(trace(other, "watermark rows (input)").x) == 0

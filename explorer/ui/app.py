@@ -29,7 +29,7 @@ from explorer.ui.controls import Controls
 from explorer.ui.panels import ComparePanel, ExportPanel, SparkPanel
 from explorer.ui.figures import (POINT_BUDGET, ALL_KEYS, plot_time, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
                                  STATUS_LABELS, STATUSES, TwoClocks, compact, delay_histogram, follow_page_zoom, quantile_labels, send,
-                                 two_clocks)
+                                 scripted_marks, two_clocks)
 from explorer.ui.page_frames import ClocksUpdate, PageFrames, mirror
 from explorer.ui.inspector import explain_event, explain_window
 from explorer.ui.prefetch import Prefetcher
@@ -213,6 +213,8 @@ class Explorer:
                     f"arrival {at}<br>event {happened}<extra>event (click to inspect)</extra>")
             for name, what in (("watermark", "watermark"), ("effective", "effective watermark")):
                 self.clocks.data[self._trace(name)].hovertemplate = f"%{{text}}: {happened} at arrival {at}<extra>{what}</extra>"
+            self.clocks.data[self._trace("scripted")].hovertemplate = (
+                f"{happened} at arrival {at}<extra>watermark row of the input</extra>")
 
     def _clocks_figure(self) -> go.FigureWidget:
         fig = go.FigureWidget()
@@ -238,6 +240,10 @@ class Explorer:
             fig.add_scattergl(name=label, mode="markers", hovertemplate="%{text}<extra>emitted</extra>",
                               marker=dict(color=REASON_COLORS[reason], symbol=REASON_SYMBOLS[reason], size=10,
                                           line=dict(width=1, color="#222")))
+        # the input's own watermark rows (kind = watermark): what the scripted strategy follows, or a logged one
+        fig.add_scattergl(name="watermark rows (input)", mode="markers",
+                          marker=dict(color="#222", symbol="triangle-right", size=9),
+                          hovertemplate="%{y:.2f} s at arrival %{x:.2f} s<extra>watermark row of the input</extra>")
         fig.update_layout(height=560, margin=dict(l=60, r=20, t=72, b=50), title="The two clocks",
                           xaxis_title="arrival (processing) time, s", yaxis_title="event time, s",
                           legend=dict(orientation="h", y=-0.15), hovermode="closest", uirevision="keep")
@@ -250,7 +256,7 @@ class Explorer:
 
     @staticmethod
     def _trace(name: str) -> int:
-        order = ["diagonal", "bands", *STATUSES, "watermark", "effective", *REASON_LABELS]
+        order = ["diagonal", "bands", *STATUSES, "watermark", "effective", *REASON_LABELS, "scripted"]
         return order.index(name)
 
     def _histogram_figure(self) -> go.FigureWidget:
@@ -498,6 +504,8 @@ class Explorer:
         for reason, markers in data.emissions.items():
             traces[t(reason)] = {"x": position(markers.x), "y": position(markers.y), "text": markers.text}
             rows[reason] = markers.rows
+        x, y = scripted_marks(self.stream, result, upto)
+        traces[t("scripted")] = {"x": position(x), "y": position(y), "text": None}
         return ClocksUpdate(traces, title, rows, data.note)
 
     def _cards(self) -> None:

@@ -34,7 +34,8 @@ class Controls:
                                            description="time", style={**STYLE, "button_width": "auto"})
         self.strategy = W.Dropdown(options=[("MIN_EVENT_TIME (per batch)", "min"), ("MAX_EVENT_TIME (per batch)", "max"),
                                             ("bounded (max seen − L, per event)", "bounded"),
-                                            ("event clock (Bytewax: moves with arrival time)", "event-clock")],
+                                            ("event clock (Bytewax: moves with arrival time)", "event-clock"),
+                                            ("scripted (the input's watermark rows)", "scripted")],
                                    description="watermark", style=STYLE, layout=wide())
         self.delay = _slider("delay (s)", max_delay)
         self.bound = W.FloatText(value=0.0, step=0.5, description="bound L (s)", style=STYLE, layout=wide())

@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from explorer.core import Result
-from explorer.streams import Stream
+from explorer.streams import Stream, batches_for
 from explorer.timeutil import MICROS, format_instant, human_duration
 
 STATUSES = ("on_time", "late_updated", "side_output", "dropped")
@@ -166,6 +166,16 @@ def watermark_steps(result: Result, key: str = ALL_KEYS, upto_batch: int | None 
         return (empty, empty), (empty, empty), np.array([], dtype=object)
     x = np.concatenate(xs)
     return (x, np.concatenate(ys)), (x, np.concatenate(es)), np.concatenate(owners)
+
+
+def scripted_marks(stream: Stream, result: Result, upto_batch: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The input's own watermark rows as points (arrival, watermark), those arrived by the batch shown: drawn
+    whether or not the strategy follows them, so a logged watermark can be read against the one computed."""
+    marks = stream.watermarks
+    if upto_batch is not None and len(marks):
+        marks = marks[marks["arrival_time"] <= batches_for(stream, result.config).commit_time[upto_batch - 1]]
+    at = result.absolute
+    return plot_time(marks["arrival_time"].to_numpy(), at), plot_time(marks["watermark"].to_numpy(), at)
 
 
 def watermark_owner(result: Result, scope: str) -> str:

@@ -177,6 +177,10 @@ class TimeConfig:
     # the watermark reaches the new end (EventTimeTrigger). Others (Spark) judge the event's own [t, t + gap)
     # and re-emit an emitted session at once.
     session_lateness_on_merge: bool = False
+    # Bytewax discards a key's state, its clock included, once the key has no window left to emit (tumbling and
+    # sliding): the key's next item starts a fresh watermark, so a window can be emitted twice. Per-key
+    # watermarks and fixed windows only.
+    forget_clock_when_empty: bool = False
     # Flink's withIdleness: a partition silent this long (processing time) leaves the min/max merge until it
     # sends again; the merged watermark never goes back (scope partition-min/max only).
     source_idle_timeout: int | None = None
@@ -307,6 +311,9 @@ TIME_FIELDS: tuple[TimeField, ...] = (
     TimeField("session_lateness_on_merge", "session_lateness_on_merge", "sessions: judge lateness on the session "
               "an event merges into, and fire an emitted session it extends only when the watermark reaches the new "
               "end, as Flink's", bool, "sessionLatenessOnMerge"),
+    TimeField("forget_clock_when_empty", "forget_clock_when_empty", "per-key watermarks, tumbling and sliding: a "
+              "key's watermark is forgotten once all its windows have fired, so its next event starts afresh, as "
+              "Bytewax discards the key's state", bool, "forgetClockWhenEmpty"),
     TimeField("source_idle_timeout", "source_idle_timeout", "Flink's withIdleness: a partition this silent leaves "
               "the partition-min/max merge (off: never)", yaml="sourceIdleTimeout", control="source_idle",
               optional=True, positive=True),
@@ -442,9 +449,24 @@ PRESETS: dict[str, Preset] = {
         "processing (arrival) time since that item; an item is late when its timestamp is below the watermark "
         "and is dropped; windows close when end ≤ watermark, the rest at end of input.",
         TimeConfig(strategy=Strategy.EVENT_CLOCK, lateness_rule=LatenessRule.TIMESTAMP, late_policy=LatePolicy.DROP,
-                   session_close_strict=True),
+                   session_close_strict=True, forget_clock_when_empty=True),
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
+    ),
+    "beam": Preset(
+        "beam",
+        "Apache Beam / Google Dataflow: a bounded-delay timestamp policy (KafkaIO's "
+        "CustomTimestampPolicyWithLimitedDelay: watermark = max event time seen − max delay, per partition, the min "
+        "over partitions); the default trigger fires a window once the watermark passes its end (Beam's window "
+        "ends 1 µs before the next one starts, so here: end ≤ max − delay); allowed lateness keeps it for late "
+        "elements, each of which fires a late pane with the whole window (accumulating); an element is dropped "
+        "from a window once the watermark has passed its end + allowed lateness, and counts as dropped only when "
+        "every window of it dropped it.",
+        TimeConfig(strategy=Strategy.BOUNDED, scope=Scope.PARTITION_MIN, late_policy=LatePolicy.DROP,
+                   refused_when=RefusedWhen.EVERY_WINDOW),
+        delay_field="bound",
+        batches=BatchSpec(BatchKind.EVENT),
+        allowed_lateness=True,
     ),
     "storm": Preset(
         "storm",

@@ -301,9 +301,34 @@ def bytewax(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
     return _comment("#", notes) + "\n".join(lines) + "\n"
 
 
+def beam_python(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
+    """Beam's Python SDK: KafkaIO's limited-delay timestamp policy for the lag, WindowInto with the default
+    trigger, the allowed lateness and accumulating panes (as the explorer's windows re-fire whole)."""
+    t = config.time
+    lag = _watermark_lag(config)
+    fn = {WindowKind.TUMBLING: f"window.FixedWindows({config.window.size / 1e6:g})",
+          WindowKind.SLIDING: f"window.SlidingWindows({config.window.size / 1e6:g}, {config.window.slide / 1e6:g})",
+          WindowKind.SESSION: f"window.Sessions({config.window.gap / 1e6:g})"}[config.window.kind]
+    key = f"e['{source.key}']" if source.key else "'all'"
+    lines = ["import apache_beam as beam",
+             "from apache_beam.transforms import trigger, window",
+             f"# watermark = max event time seen − {format_duration(lag)}: in Java, KafkaIO's "
+             "CustomTimestampPolicyWithLimitedDelay with that max delay",
+             f"stamped = events | beam.Map(lambda e: window.TimestampedValue(e, e['{source.event_time}']))",
+             "counts = (stamped",
+             f"          | beam.Map(lambda e: ({key}, 1))",
+             f"          | beam.WindowInto({fn},",
+             "                           trigger=trigger.AfterWatermark(late=trigger.AfterCount(1)),",
+             f"                           allowed_lateness={t.allowed_lateness / 1e6:g},",
+             "                           accumulation_mode=trigger.AccumulationMode.ACCUMULATING)",
+             "          | beam.CombinePerKey(sum))"]
+    notes = _unsupported(config, "Beam", {"allowed"})
+    return _comment("#", notes) + "\n".join(lines) + "\n"
+
+
 TARGETS: dict[str, Callable[[RunConfig, ExportSource], str]] = {
     "voltsp-yaml": voltsp_yaml, "voltsp-java": voltsp_java, "flink-java": flink_java, "pyflink": pyflink,
-    "pyspark": pyspark, "bytewax": bytewax,
+    "pyspark": pyspark, "bytewax": bytewax, "beam-python": beam_python,
 }
 
 

@@ -156,6 +156,25 @@ def test_bytewax_sessions_join_within_the_gap_and_close_past_it():
     assert result.windows.iloc[0].end == 12 * S + 1  # [first, last + gap + 1 µs)
 
 
+def test_bytewax_forgets_an_emptied_keys_clock_and_emits_a_window_twice():
+    """Measured with Bytewax 0.21.1's real dataflow (dev/check_bytewax_dataflow.py, seed 1, wait 8 s, key k0,
+    wake-ups on): once [30, 40) and [40, 50) have closed, k0 has nothing left and Bytewax discards its state,
+    clock included. e182 (31.5 s, arriving at 66 s) meets a fresh clock: not late, and [30, 40) is emitted a
+    second time, with e182 alone. Without the discard e182 would be late (watermark 58 s)."""
+    rows = [("e165", 33.5, 34.5), ("e29", 30.5, 36), ("e85", 37, 38), ("e175", 40, 40.001), ("e110", 37.5, 43.5),
+            ("e182", 31.5, 66), ("e116", 70.5, 71)]
+    frame = pd.DataFrame({"id": [r[0] for r in rows], "key": "k0", "event_time": [r[1] for r in rows],
+                          "arrival_time": [r[2] for r in rows]})
+    config = make_config({"preset": "bytewax", "window": "tumbling:10", "delay": 8})
+    for engine in ("compiled", "reference"):
+        result = run(stream_from_frame(frame), config, engine=engine)
+        emitted = [(w.start // S, sorted(w.ids)) for w in result.windows.itertuples() if w.reason == "WATERMARK"]
+        assert emitted == [(30, ["e110", "e165", "e29", "e85"]), (40, ["e175"]), (30, ["e182"])]
+        assert (result.events["status"] == "on_time").all()
+    kept = run(stream_from_frame(frame), config.with_time(forget_clock_when_empty=False))
+    assert kept.events.set_index("id").loc["e182", "status"] == "dropped"
+
+
 def test_flink_with_idleness_lets_a_silent_partition_leave_the_min():
     """Partition P keeps sending; Q sends once at 1 s and falls silent. Without withIdleness the operator's
     watermark is held at Q's 1 s − L and P's windows wait for the end of input; with withIdleness(5 s), Q

@@ -4,7 +4,7 @@ from collections import defaultdict
 
 import numpy as np
 import pandas as pd
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from explorer import load_events
@@ -22,6 +22,8 @@ SETTINGS = settings(max_examples=examples(250), deadline=None)
 @given(stream_and_config())
 def test_watermarks_never_decrease(case):
     stream, config = case
+    forgets = config.time.forget_clock_when_empty and config.window.kind is not WindowKind.SESSION
+    assume(not (forgets and config.time.scope.value == "key"))  # Bytewax's emptied keys start afresh, by design
     result = run(stream, config)
     for _, trace in result.watermarks.groupby("scope"):
         marks = trace.sort_values(["time", "batch"], kind="stable")
@@ -84,8 +86,12 @@ def test_every_event_is_accounted_for_once(case):
             if config.window.kind is not WindowKind.SESSION:
                 assert ((before["start"] == w.start) & (before["end"] == w.end)).any()
 
-    # the last emission of each window holds exactly the events admitted to it, each once
-    last = result.windows.sort_values("revision").groupby(["key", "start", "end"]).tail(1)
+    # the last emission of each window holds exactly the events admitted to it, each once (a window Bytewax's
+    # forgetting emptied and an event opened again is a new incarnation, revision 1 again: each one's last)
+    ordered = result.windows.sort_values(["emit_batch", "emit_time"], kind="stable")
+    incarnation = (ordered["revision"] == 1).groupby([ordered["key"], ordered["start"], ordered["end"]]).cumsum()
+    last = ordered.assign(incarnation=incarnation).sort_values("revision", kind="stable").groupby(
+        ["key", "start", "end", "incarnation"]).tail(1)
     ids, keys = result.events["id"].to_numpy(), result.events["key"].to_numpy()
     admitted = defaultdict(list)
     for row, start, end in a[a["admitted"]][["event", "start", "end"]].itertuples(index=False):

@@ -46,6 +46,10 @@ class Generator:
     def on_batch(self, scripted: int | None) -> None:
         """A batch begins; ``scripted`` is the largest scripted watermark it holds (None: none)."""
 
+    def forget(self, source: str) -> None:
+        """The source's state is gone (Bytewax discarding an emptied key): no watermark until it is set again."""
+        self.marks.pop(source, None)
+
     def advance(self, candidates: dict[str, int]) -> None:
         for source, value in candidates.items():
             if value > self.marks.get(source, NONE):

@@ -52,9 +52,16 @@ def emit(st, w, reason, at, raw):
 
 @njit(cache=True)
 def fire(st, w, reason, at, raw):
-    st.m[st.win_fired + w] = 1
+    m = st.m
+    m[st.win_fired + w] = 1
     emit(st, w, reason, at, raw)
     push_purge(st, w)
+    k = m[st.win_key + w]
+    m[st.key_waiting + k] -= 1
+    if st.forget_empty and m[st.key_waiting + k] == 0:  # Bytewax: the emptied key's state goes, clock included
+        while m[st.key_head + k] >= 0:
+            remove(st, m[st.key_head + k])
+        m[st.src_raw + k] = NONE
 
 
 @njit(cache=True, inline="always")
@@ -229,7 +236,7 @@ def event_clock_passes(st, until):
     independent, so each is taken in the order of its own due times."""
     m = st.m
     if not st.merged:
-        while m[SC_DUE_SIZE] > 0 and m[st.due_keys] <= until:
+        while m[SC_DUE_SIZE] > 0 and m[st.due_keys] < until:  # (engine.event_clock_passes: strictly before)
             listed, g = m[st.due_keys], m[st.due_values]
             heaps.pop(m, st.due_keys, st.due_values, SC_DUE_SIZE)
             if not m[st.grp_due_listed + g] or m[st.grp_due_at + g] != listed:

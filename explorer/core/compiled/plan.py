@@ -45,6 +45,7 @@ TO_KERNEL: dict[str, Callable[[Any], dict[str, int]]] = {
     "end_inclusive": lambda v: {"end_inclusive": int(v)},
     "session_close_strict": lambda v: {"strict": int(v)},
     "session_lateness_on_merge": lambda v: {"on_merge": int(v)},
+    "forget_clock_when_empty": lambda v: {"forget_requested": int(v)},
     "source_idle_timeout": lambda v: {"source_idle": -1 if v is None else v},
 }
 
@@ -63,10 +64,13 @@ def kernel_config(config: RunConfig) -> dict[str, int]:
         scripted=int(out.pop("scripted_strategy") and not processing),
     )
     one_watermark = processing or out["scripted"]  # the processing clock, or the input's watermark rows
+    session = config.window.kind is WindowKind.SESSION
+    per_key = out.pop("scope_key") and not one_watermark
     out.update(
         merged=int(out.pop("scope_partitions") and not one_watermark),
-        per_key=int(out.pop("scope_key") and not one_watermark),
-        session=int(config.window.kind is WindowKind.SESSION),
+        per_key=int(per_key),
+        session=int(session),
+        forget_empty=int(out.pop("forget_requested") and per_key and not session),  # Engine.forget_when_empty
         gap=config.window.gap,
     )
     return out
@@ -168,6 +172,7 @@ TABLES = [
     # per key
     ("key_group", "keys", None), ("key_last", "keys", NONE), ("key_deadline", "keys", 0),
     ("key_has_deadline", "keys", 0), ("key_head", "keys", -1), ("key_tail", "keys", -1),
+    ("key_waiting", "keys", 0),  # fixed windows alive and not fired (forget_empty; sessions do not keep it)
     # per window
     ("win_key", "windows", None), ("win_start", "windows", None), ("win_end", "windows", None),
     ("win_alive", "windows", 0), ("win_fired", "windows", 0), ("win_dirty", "windows", 0),
@@ -187,7 +192,7 @@ TABLES = [
 ]
 CONFIG_FIELDS = ["processing", "strategy_min", "per_batch", "bounded", "event_clock", "scripted", "bound", "delay", "allowed",
                  "rule_window", "refuse_every", "idle", "idle_processing", "heartbeat", "per_key", "merged", "pick_min", "backlog",
-                 "end_inclusive", "strict", "on_merge", "source_idle", "session", "gap"]
+                 "end_inclusive", "strict", "on_merge", "forget_empty", "source_idle", "session", "gap"]
 SIZE_FIELDS = ["n_events", "n_batches", "per_event", "n_sources", "n_groups", "n_windows", "emissions_capacity",
                "trace_capacity", "merge_leaves"]
 State = namedtuple("State", ["m"] + CONFIG_FIELDS + SIZE_FIELDS + [name for name, _, _ in TABLES])

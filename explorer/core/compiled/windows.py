@@ -73,6 +73,7 @@ def open_window(st, w):
         m[st.key_head + k] = w
     m[st.key_tail + k] = w
     m[SC_ALIVE] += 1
+    m[st.key_waiting + k] += 1
     push_fire(st, w)
 
 
@@ -146,6 +147,7 @@ def admit_fixed(st, row, t, eff):
                 open_window(st, w)
             elif fired:  # reopened after an idle flush (timestamp rule only)
                 m[st.win_fired + w] = 0
+                m[st.key_waiting + m[st.win_key + w]] += 1
                 push_fire(st, w)
         else:
             if not admits_late(st, end, eff):

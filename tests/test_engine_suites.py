@@ -1,0 +1,91 @@
+"""Engines' own test suites, as scenario files replayed through their presets with scripted watermarks: Flink's
+WindowOperatorTest (tests/scenarios/flink_window_operator.yaml) and Beam's trigger_transcripts.yaml
+(tests/scenarios/beam_trigger_transcripts.yaml). One interpreter runs every case on both engines: every
+firing with the input row it follows, the side output, the elements a window dropped while another kept them.
+Cases marked ``error`` (Beam's own negative transcripts) must be rejected, and the negative tests below turn
+off each rule a case exists for: the harness can fail."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from explorer.config import BatchKind, BatchSpec, RefusedWhen, Strategy
+from explorer.core import Result, run
+from explorer.streams import stream_from_frame
+from explorer.timeutil import MICROS
+
+from conftest import make_config
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+SUITES = {suite: yaml.safe_load((SCENARIOS / file).read_text())
+          for suite, file in (("flink", "flink_window_operator.yaml"), ("beam", "beam_trigger_transcripts.yaml"))}
+CASES = [(suite, name) for suite, cases in SUITES.items() for name in sorted(cases)]
+
+
+def replay(case: dict, engine: str = "compiled", **changes) -> Result:
+    """The case's input as a stream (one batch per row), run under its config with the scripted strategy."""
+    rows = case["input"] + case.get("then", [])
+    frame = pd.DataFrame({
+        "id": [r[0] if r[0] != "watermark" else f"w{i}" for i, r in enumerate(rows, start=1)],
+        "key": [r[1] if r[0] != "watermark" else "" for r in rows],
+        "event_time": [r[-1] for r in rows],
+        "kind": ["watermark" if r[0] == "watermark" else "event" for r in rows],
+    })
+    stream = stream_from_frame(frame, name=case["test"], time_unit=case.get("unit", "ms"))
+    config = make_config({**case["config"], "strategy": "scripted"})
+    config = replace(config.with_time(**changes), batches=BatchSpec(BatchKind.EVENT))
+    return run(stream, config, engine=engine)
+
+
+def outcome(case: dict, result: Result) -> dict:
+    """What the case file states, read from a Result (batch b is input row b: one batch per row)."""
+    unit = MICROS[case.get("unit", "ms")]
+    emitted = result.windows[result.windows["reason"] != "END_OF_STREAM"]
+    fired = sorted([str(w.key), _number(w.start / unit), _number(w.end / unit), int(w.count), int(w.emit_batch)]
+                   for w in emitted.itertuples())
+    events, a = result.events, result.assignments
+    refused_somewhere = set(a.loc[~a["admitted"], "event"])
+    partly = [events["id"].iloc[row] for row in refused_somewhere
+              if events["status"].iloc[row] not in ("side_output", "dropped")]
+    return {"fired": fired, "side_output": sorted(events.loc[events["status"] == "side_output", "id"]),
+            "partly_dropped": sorted(partly)}
+
+
+def _number(value: float) -> int | float:
+    return int(value) if value == int(value) else value
+
+
+def expected(case: dict) -> dict:
+    return {"fired": sorted(case["fired"]), "side_output": sorted(case.get("side_output", [])),
+            "partly_dropped": sorted(case.get("partly_dropped", []))}
+
+
+@pytest.mark.parametrize("suite, name", CASES)
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_engine_suite_cases(suite, name, engine):
+    case = SUITES[suite][name]
+    result = replay(case, engine)
+    if "error" in case:  # the suite's own wrong expectation: the interpreter must say no
+        assert outcome(case, result) != expected(case), f"{case['test']} should fail ({case['error']})"
+        return
+    assert outcome(case, result) == expected(case), case["test"]
+    assert result.metrics.partly_dropped == len(case.get("partly_dropped", []))
+    assert len(result.events) == sum(r[0] != "watermark" for r in case["input"] + case.get("then", []))
+
+
+@pytest.mark.parametrize("suite, name, changes", [
+    ("flink", "sliding_side_output", {"refused_when": RefusedWhen.ANY_WINDOW}),  # d, e would go to the side output
+    ("flink", "session_with_lateness", {"session_lateness_on_merge": False}),  # g judged on its own span
+    ("flink", "session_with_huge_lateness", {"session_lateness_on_merge": False}),  # h would re-fire at once
+    ("flink", "tumbling_cleanup", {"strategy": Strategy.MAX}),  # the watermark rows ignored: nothing fires in time
+    ("beam", "fixed_default_late_data", {"allowed_lateness": 0}),  # with Beam's dropping, 7 is dropped
+])
+def test_the_cases_fail_without_the_rule_they_check(suite, name, changes):
+    """A harness that cannot fail proves nothing: each case must reject the rule it was chosen for."""
+    case = SUITES[suite][name]
+    assert outcome(case, replay(case, **changes)) != expected(case)

@@ -46,7 +46,29 @@ Java strategies), hence the Java helper; apache-flink 2.3.0 pins pyarrow 16, bel
 explorer.core does not mind. Times on the Flink side are ms; the streams start at 10 s so that no sliding
 window starts before 0.
 
-Measured 2026-11-23 (PyFlink 2.3.0, Java 17; see MEASURED below, filled in from the runs).
+Measured 2026-11-23 (PyFlink 2.3.0, Java 17, 2 cores shared with a test run; 3 s windows, sliding 3 s / 1 s;
+streams of 100-300 elements, 2-4 keys; the same figures for --operator java and python):
+  scripted     tumbling A=0    seed 1: 3/3 streams identical, firings 369/369, side output equal 3/3 (106)
+               tumbling A=2s   seed 2: 3/3, firings 386/386 (36 late re-firings), side output 3/3 (71)
+               sliding  A=0    seed 3: 3/3, firings 952/952, side output 3/3 (89), partly dropped 57 = 57
+               sliding  A=1.5s seed 4: 3/3, firings 1309/1309 (43 re-firings), side output 3/3 (64), partly 32 = 32
+               session gap 2s A=0  seed 5: 3/3, firings 342/342, side output 3/3 (91)
+               session gap 3s A=2s seed 6: 3/3, firings 260/260 (7 re-firings, 36 emitted sessions grown and
+                                           fired again), side output 3/3 (19)
+               every job run twice (--repeat: sliding A=0, sliding A=1.5s, session A=2s): 18/18 identical
+  punctuated   L=1s sliding A=1.5s seed 7: 2/2, firings 507/507, side output (23) and partly dropped (18) equal;
+               session gap 2.5s A=2s seed 8: 2/2, firings 259/259 (26 grown), side output (29) equal; reruns 4/4
+  periodic     (java only, 30 paced elements) tumbling A=0 seed 9: 1/3 identical, firings 46/49; sliding A=1.5s
+               seed 10: 0/3, firings 156/171. Every difference goes one way: Flink kept elements the preset
+               refused, because its periodic watermark lagged and then jumped (seed 10 case 0: Flink's watermark
+               stayed at 11649 ms and then jumped to 18998 ms, so e6 at 10000 ms went into [8000, 11000) and
+               [9000, 12000), which the preset, one watermark per element, had closed). Timing, not a rule.
+  No disagreement in the deterministic modes, so no rule difference was found. The comparison does see the
+  rules (--cases 1, java): --preset-change refused_when=any-window (sliding A=0, seed 3) keeps all 371
+  firings equal but sends the 25 elements Flink dropped silently to the preset's side output;
+  session_lateness_on_merge=false (session gap 3s A=2s, seed 6) gives firings 69/71 and 2 elements only in the
+  preset's side output; offset=0 (watermark rows at Flink's watermark, not + 1 ms; sliding A=0, seed 3) gives
+  firings 370/371 and partly dropped 25 vs 24.
 """
 
 from __future__ import annotations
@@ -63,8 +85,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
-from pyflink.common import Configuration, Duration, Time, Types, WatermarkStrategy
-from pyflink.common.watermark_strategy import TimestampAssigner
+from pyflink.common import Configuration, Time, Types, WatermarkStrategy
 from pyflink.datastream import OutputTag, StreamExecutionEnvironment
 from pyflink.datastream.data_stream import DataStream
 from pyflink.datastream.functions import ProcessWindowFunction
@@ -144,12 +165,6 @@ public class Check {
                 TimestampAssignerSupplier.Context context) {
             return (row, previous) -> row.f2;
         }
-    }
-
-    public static class Periodic implements TimestampAssigner<Tuple4<String, String, Long, Boolean>>,
-            java.io.Serializable {
-        @Override
-        public long extractTimestamp(Tuple4<String, String, Long, Boolean> row, long previous) { return row.f2; }
     }
 
     public static WatermarkStrategy<Tuple4<String, String, Long, Boolean>> scripted(long bound, boolean scripted) {
@@ -249,7 +264,6 @@ class Case:
     gap: int  # session gap, ms
     allowed: int  # ms
     lag: int  # L of punctuated/periodic, ms
-    label: str = ""
 
     @property
     def events(self) -> list[tuple[str, str, int, bool]]:
@@ -297,11 +311,6 @@ class PyContents(ProcessWindowFunction):
         yield f"W|{key}|{w.start}|{w.end}|{','.join(sorted(e[0] for e in elements))}|{context.current_watermark()}"
 
 
-class EventTime(TimestampAssigner):
-    def extract_timestamp(self, value, record_timestamp) -> int:
-        return value[2]
-
-
 def paced(value):
     time.sleep(0.25)
     return value
@@ -318,6 +327,7 @@ class Output:
     firings: Counter = field(default_factory=Counter)  # (key, start, end, ids tuple) -> count; ms
     side: set = field(default_factory=set)
     watermark_at: dict = field(default_factory=dict)  # firing -> watermark(s) at firing (diagnostics)
+    order: list = field(default_factory=list)  # firings as they came
 
 
 def flink_run(case: Case, mode: str, operator: str, jar: Path) -> Output:
@@ -360,6 +370,7 @@ def flink_run(case: Case, mode: str, operator: str, jar: Path) -> Output:
             if kind == "W":
                 firing = (rest[0], int(rest[1]), int(rest[2]), tuple(sorted(filter(None, rest[3].split(",")))))
                 result.firings[firing] += 1
+                result.order.append(firing)
                 result.watermark_at.setdefault(firing, []).append(int(rest[4]))
             else:
                 result.side.add(rest[0])
@@ -373,6 +384,7 @@ def flink_run(case: Case, mode: str, operator: str, jar: Path) -> Output:
 class PresetOutput(Output):
     partly: set = field(default_factory=set)
     partly_metric: int = 0
+    late_updated: int = 0
 
 
 def window_spec(case: Case) -> WindowSpec:
@@ -413,6 +425,7 @@ def preset_run(case: Case, mode: str, changes: list[str] = ()) -> PresetOutput:
     ids = result.events["id"].to_numpy()
     out.partly = {ids[r] for r in refused_rows if kept[r]}
     out.partly_metric = result.metrics.partly_dropped
+    out.late_updated = result.metrics.late_updated
     return out
 
 
@@ -443,6 +456,21 @@ def flink_partly(case: Case, out: Output) -> tuple[set, set]:
     return partly, lost
 
 
+def coverage(out: Output) -> tuple[int, int]:
+    """(re-firings of a window that had fired, firings of a window that grew over one already fired: a session
+    an element extended after it was emitted) in the order Flink fired them."""
+    fired: dict[str, list] = {}
+    refired = grown = 0
+    for key, start, end, _ in out.order:
+        before = fired.setdefault(key, [])
+        if (start, end) in before:
+            refired += 1
+        elif any(start <= s and e <= end for s, e in before):
+            grown += 1
+        before.append((start, end))
+    return refired, grown
+
+
 def describe(f: tuple) -> str:
     key, start, end, ids = f
     return f"{key} [{start},{end}) {{{','.join(ids)}}}"
@@ -452,7 +480,7 @@ def compare(case: Case, ours: PresetOutput, theirs: Output, verbose: bool) -> di
     agree = sum((ours.firings & theirs.firings).values())
     total_f, total_p = sum(theirs.firings.values()), sum(ours.firings.values())
     partly_f, lost_f = flink_partly(case, theirs)
-    report = {"agree": agree, "flink": total_f, "preset": total_p, "side_equal": ours.side == theirs.side,
+    report = {"refired_grown": coverage(theirs), "late_updated": ours.late_updated,"agree": agree, "flink": total_f, "preset": total_p, "side_equal": ours.side == theirs.side,
               "side": len(theirs.side), "partly_f": partly_f, "partly_p": ours.partly,
               "partly_metric": ours.partly_metric, "lost_f": lost_f}
     report["same"] = (ours.firings == theirs.firings and report["side_equal"] and partly_f == ours.partly
@@ -502,7 +530,7 @@ def main() -> None:
         case = make_case(rng, args, args.window)
         ours = preset_run(case, args.watermarks, args.preset_change)
         n = len(case.events)
-        marks = len(case.rows) - n
+        marks = f"{len(case.rows) - n} watermark rows" if args.watermarks == "scripted" else f"L {args.lag} ms"
         if args.dump:
             Path(args.dump).mkdir(parents=True, exist_ok=True)
             pd.DataFrame({"id": [r[0] for r in case.rows], "key": [r[1] for r in case.rows],
@@ -525,21 +553,28 @@ def main() -> None:
             t["partly_f"] += len(r["partly_f"])
             t["partly_p"] += len(r["partly_p"])
             t["lost"] += len(r["lost_f"])
+            t["refired"] += r["refired_grown"][0]
+            t["grown"] += r["refired_grown"][1]
+            t["late_updated"] += r["late_updated"]
+            t["side"] += r["side"]
             repeat = ""
             if again is not None:
                 stable = again.firings == theirs.firings and again.side == theirs.side
                 t["repeat_same"] += stable
                 repeat = ", rerun identical" if stable else ", RERUN DIFFERS"
-            print(f"case {c} [{op}] {args.window} allowed {args.allowed} ms, {n} events, {marks} watermark rows, "
+            print(f"case {c} [{op}] {args.window} allowed {args.allowed} ms, {n} events, {marks}, "
                   f"{len(set(r[1] for r in case.events))} keys: firings {r['agree']}/{r['flink']} "
                   f"(preset {r['preset']}), side output {'equal' if r['side_equal'] else 'DIFFERENT'} "
                   f"({r['side']}), partly dropped Flink {len(r['partly_f'])} / preset {len(r['partly_p'])} "
-                  f"(metric {r['partly_metric']}), lost {len(r['lost_f'])}: {'same' if r['same'] else 'DIFFERENT'}"
+                  f"(metric {r['partly_metric']}), lost {len(r['lost_f'])}; re-fired {r['refired_grown'][0]}, grown "
+                  f"{r['refired_grown'][1]}, late_updated {r['late_updated']}: {'same' if r['same'] else 'DIFFERENT'}"
                   f"{repeat} [{time.monotonic() - started:.0f} s]", flush=True)
     for op, t in totals.items():
         print(f"[{op}] {args.window} allowed {args.allowed} ms, {args.watermarks}: {t['same']}/{t['cases']} streams "
               f"identical; firings {t['agree']}/{t['flink']} agree (preset {t['preset']}); side output equal in "
-              f"{t['side_equal']}/{t['cases']}; partly dropped Flink {t['partly_f']} / preset {t['partly_p']}"
+              f"{t['side_equal']}/{t['cases']} ({t['side']} elements); partly dropped Flink {t['partly_f']} / preset "
+              f"{t['partly_p']}; covered: {t['refired']} re-firings, {t['grown']} grown sessions, {t['late_updated']} "
+              "late_updated"
               + (f"; reruns identical {t['repeat_same']}/{t['cases']}" if args.repeat else ""))
 
 

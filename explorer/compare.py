@@ -264,7 +264,8 @@ def _settings_that_differ(comparison: Comparison, pattern: dict[str, str]) -> st
     for label, seen in pattern.items():
         parts.setdefault(seen, []).append(label)
     differ = []
-    for spec in TIME_FIELDS:
+    kind = next(iter(comparison.results.values())).config.window.kind.value
+    for spec in (spec for spec in TIME_FIELDS if kind in spec.windows):  # (a session rule cannot split tumbling)
         values = {label: getattr(comparison.results[label].config.time, spec.name) for label in pattern}
         sets = [{values[label] for label in labels} for labels in parts.values()]
         if all(a.isdisjoint(b) for i, a in enumerate(sets) for b in sets[i + 1:]):

@@ -214,6 +214,7 @@ class TimeField:
     control: str | None = None
     optional: bool = False
     positive: bool = False
+    windows: tuple[str, ...] = ("tumbling", "sliding", "session")  # the window kinds it can change anything for
 
     @property
     def label(self) -> str:
@@ -295,7 +296,7 @@ TIME_FIELDS: tuple[TimeField, ...] = (
               "latenessRule", control="rule"),
     TimeField("refused_when", "refused_when", "an event some windows refused is refused (side output or drop) when "
               "any window refuses it, or only when every one does (Flink; the others lose it silently)", RefusedWhen,
-              "refusedWhen"),
+              "refusedWhen", windows=("sliding",)),
     TimeField("idle_timeout", "idle_timeout", "flush a key's windows after this much silence (off: never)",
               yaml="idleTimeout", control="idle", optional=True, positive=True),
     TimeField("idle_clock", "idle_clock", "which clock measures silence", TimeSource, "idleTimeoutClock",
@@ -305,15 +306,16 @@ TIME_FIELDS: tuple[TimeField, ...] = (
     TimeField("scope", "scope", "who shares a watermark (default key)", Scope, "scope", control="scope"),
     TimeField("schedule", "schedule", "when a batch's watermark takes effect: live, or backlog (Spark replaying "
               "with availableNow)", Schedule, "schedule"),
-    TimeField("end_inclusive", "end_inclusive", "windows are (start, end], as Storm's", bool, "endInclusive"),
+    TimeField("end_inclusive", "end_inclusive", "windows are (start, end], as Storm's", bool, "endInclusive",
+              windows=("tumbling", "sliding")),
     TimeField("session_close_strict", "session_close_strict", "sessions join within the gap and close once the "
-              "watermark is past last + gap, as Bytewax's", bool, "sessionCloseStrict"),
+              "watermark is past last + gap, as Bytewax's", bool, "sessionCloseStrict", windows=("session",)),
     TimeField("session_lateness_on_merge", "session_lateness_on_merge", "sessions: judge lateness on the session "
               "an event merges into, and fire an emitted session it extends only when the watermark reaches the new "
-              "end, as Flink's", bool, "sessionLatenessOnMerge"),
+              "end, as Flink's", bool, "sessionLatenessOnMerge", windows=("session",)),
     TimeField("forget_clock_when_empty", "forget_clock_when_empty", "per-key watermarks, tumbling and sliding: a "
               "key's watermark is forgotten once all its windows have fired, so its next event starts afresh, as "
-              "Bytewax discards the key's state", bool, "forgetClockWhenEmpty"),
+              "Bytewax discards the key's state", bool, "forgetClockWhenEmpty", windows=("tumbling", "sliding")),
     TimeField("source_idle_timeout", "source_idle_timeout", "Flink's withIdleness: a partition this silent leaves "
               "the partition-min/max merge (off: never)", yaml="sourceIdleTimeout", control="source_idle",
               optional=True, positive=True),

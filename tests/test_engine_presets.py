@@ -80,12 +80,17 @@ def test_bytewax_004_event_clock_table():
 
 def test_bytewax_windows_close_when_the_clock_passes_their_end():
     """One item at 9 s (wait 2 s) opens [0, 10); the clock reaches 10 s three seconds after it was seen, so
-    the window closes then — before the next item arrives, stamped with the batch before it."""
+    the window closes then — before the next item arrives, stamped with the batch before it. The key then has
+    nothing left, so Bytewax discards its state: b (9.5 s at 20 s) meets a fresh clock and is on time, where a
+    kept clock (watermark 18 s at 20 s) would have called it late."""
     frame = pd.DataFrame({"id": ["a", "b"], "event_time": [9.0, 9.5], "arrival_time": [9.0, 20.0]})
-    result = run(stream_from_frame(frame), make_config({"preset": "bytewax", "delay": 2}))
+    config = make_config({"preset": "bytewax", "delay": 2})
+    result = run(stream_from_frame(frame), config)
     first = result.windows.iloc[0]
     assert (first.reason, first.emit_time, first.emit_batch, tuple(first.ids)) == ("WATERMARK", 12 * S, 1, ("a",))
-    assert result.events["status"].tolist() == ["on_time", "dropped"]  # 9.5 < watermark 18 at 20 s
+    assert result.events["status"].tolist() == ["on_time", "on_time"]
+    kept = run(stream_from_frame(frame), config.with_time(forget_clock_when_empty=False))
+    assert kept.events["status"].tolist() == ["on_time", "dropped"]  # 9.5 < watermark 18 at 20 s
 
 
 def flink_by_the_book(frame: pd.DataFrame, L: int, size: int, allowed: int, interval: int):

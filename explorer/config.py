@@ -449,7 +449,8 @@ PRESETS: dict[str, Preset] = {
         "bytewax",
         "Bytewax (004): EventClock per key. Watermark = largest timely timestamp − wait, advancing with "
         "processing (arrival) time since that item; an item is late when its timestamp is below the watermark "
-        "and is dropped; windows close when end ≤ watermark, the rest at end of input.",
+        "and is dropped; windows close when end ≤ watermark, the rest at end of input. A key whose windows have "
+        "all closed loses its state, clock included: its next item starts a fresh watermark (tumbling, sliding).",
         TimeConfig(strategy=Strategy.EVENT_CLOCK, lateness_rule=LatenessRule.TIMESTAMP, late_policy=LatePolicy.DROP,
                    session_close_strict=True, forget_clock_when_empty=True),
         delay_field="bound",

@@ -181,6 +181,10 @@ class TimeConfig:
     # sliding): the key's next item starts a fresh watermark, so a window can be emitted twice. Per-key
     # watermarks and fixed windows only.
     forget_clock_when_empty: bool = False
+    # Beam drops a late element only once the watermark is *past* end + allowed lateness (its window's
+    # maxTimestamp + allowedLateness < watermark): at exactly end + allowed lateness it is still kept. Others drop
+    # it there (Flink: maxTimestamp + allowedLateness <= watermark).
+    late_kept_at_horizon: bool = False
     # Flink's withIdleness: a partition silent this long (processing time) leaves the min/max merge until it
     # sends again; the merged watermark never goes back (scope partition-min/max only).
     source_idle_timeout: int | None = None
@@ -316,6 +320,9 @@ TIME_FIELDS: tuple[TimeField, ...] = (
     TimeField("forget_clock_when_empty", "forget_clock_when_empty", "per-key watermarks, tumbling and sliding: a "
               "key's watermark is forgotten once all its windows have fired, so its next event starts afresh, as "
               "Bytewax discards the key's state", bool, "forgetClockWhenEmpty", windows=("tumbling", "sliding")),
+    TimeField("late_kept_at_horizon", "late_kept_at_horizon", "a closed window still takes late events while the "
+              "effective watermark is exactly at end + allowed lateness (even 0), and drops them once it is past, "
+              "as Beam's", bool, "lateKeptAtHorizon"),
     TimeField("source_idle_timeout", "source_idle_timeout", "Flink's withIdleness: a partition this silent leaves "
               "the partition-min/max merge (off: never)", yaml="sourceIdleTimeout", control="source_idle",
               optional=True, positive=True),
@@ -463,10 +470,11 @@ PRESETS: dict[str, Preset] = {
         "over partitions); the default trigger fires a window once the watermark passes its end (Beam's window "
         "ends 1 µs before the next one starts, so here: end ≤ max − delay); allowed lateness keeps it for late "
         "elements, each of which fires a late pane with the whole window (accumulating); an element is dropped "
-        "from a window once the watermark has passed its end + allowed lateness, and counts as dropped only when "
-        "every window of it dropped it.",
+        "from a window only once the watermark is past its end + allowed lateness (at exactly that point, even with "
+        "no allowed lateness, it still fires a late pane), and counts as dropped only when every window of it "
+        "dropped it.",
         TimeConfig(strategy=Strategy.BOUNDED, scope=Scope.PARTITION_MIN, late_policy=LatePolicy.DROP,
-                   refused_when=RefusedWhen.EVERY_WINDOW),
+                   refused_when=RefusedWhen.EVERY_WINDOW, late_kept_at_horizon=True),
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
         allowed_lateness=True,

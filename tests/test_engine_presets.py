@@ -3,6 +3,7 @@ arithmetic (001), from tests/scenarios/engine_examples.yaml."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +11,7 @@ import pandas as pd
 import yaml
 from hypothesis import given, settings
 
-from explorer.config import WindowSpec, preset
+from explorer.config import BatchKind, BatchSpec, WindowSpec, preset
 from explorer.core import run
 from explorer.core.engine import Engine
 from explorer.core.assemble import batch_rows
@@ -178,6 +179,38 @@ def test_bytewax_forgets_an_emptied_keys_clock_and_emits_a_window_twice():
         assert (result.events["status"] == "on_time").all()
     kept = run(stream_from_frame(frame), config.with_time(forget_clock_when_empty=False))
     assert kept.events.set_index("id").loc["e182", "status"] == "dropped"
+
+
+def test_a_session_that_grew_after_it_fired_is_kept_until_its_new_end_plus_lateness():
+    """Measured on Beam 2.77's DirectRunner (dev/check_beam.py): gap 10 s, allowed lateness 5 s. a@100 fires
+    [100, 110) at watermark 110; b@108 grows it to [100, 118); at watermark 116 it is still within 118 + 5, so
+    c@112 joins it: [100, 122) with a, b, c. The session's first purge entry (110 + 5) must not remove it."""
+    rows = [("a", "event", 100), ("w1", "watermark", 110.000001), ("b", "event", 108),
+            ("w2", "watermark", 116.000001), ("c", "event", 112)]
+    frame = pd.DataFrame({"id": [r[0] for r in rows], "kind": [r[1] for r in rows], "event_time": [r[2] for r in rows]})
+    config = replace(make_config({"preset": "beam", "window": "session:10", "allowed_lateness": "5s",
+                                  "strategy": "scripted"}), batches=BatchSpec(BatchKind.EVENT))
+    for engine in ("compiled", "reference"):
+        result = run(stream_from_frame(frame), config, engine=engine)
+        last = result.windows.iloc[-1]
+        assert (last.start, last.end, sorted(last.ids)) == (100 * S, 122 * S, ["a", "b", "c"])
+        assert (result.events["status"] == "late_updated").sum() == 2
+
+
+def test_beam_keeps_a_late_element_while_the_watermark_is_exactly_at_end_plus_lateness():
+    """Measured on Beam 2.77's DirectRunner: 10 s windows, no allowed lateness, a@1, watermark to 10 s, b@5: Beam
+    fires [0, 10) with a, then a late pane with a and b (it drops only once the watermark is past end + 0). One
+    µs later b is dropped. Flink drops it at the horizon itself."""
+    def late_pane(watermark: float, preset_name: str = "beam") -> list:
+        frame = pd.DataFrame({"id": ["a", "w", "b"], "kind": ["event", "watermark", "event"],
+                              "event_time": [1, watermark, 5]})
+        config = replace(make_config({"preset": preset_name, "window": "tumbling:10", "allowed_lateness": "0s",
+                                      "strategy": "scripted", "delay": "0s"}), batches=BatchSpec(BatchKind.EVENT))
+        return [sorted(w.ids) for w in run(stream_from_frame(frame), config).windows.itertuples()]
+
+    assert late_pane(10) == [["a"], ["a", "b"]]
+    assert late_pane(10.000001) == [["a"]]
+    assert late_pane(10, "flink") == [["a"]]
 
 
 def test_flink_with_idleness_lets_a_silent_partition_leave_the_min():

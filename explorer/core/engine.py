@@ -69,7 +69,7 @@ class Engine:
                                   and config.window.kind.value != "session")
         self.idleness = KeyIdleness(time)
         self.lateness = Lateness(time)
-        self.store = WindowStore(time.allowed_lateness, self.group_of)
+        self.store = WindowStore(time.allowed_lateness, time.late_kept_at_horizon, self.group_of)
         self.assigner = assigner_for(config.window, time, self.store, self.lateness)
         self.max_seen: dict[str, int] = {}  # per group, for 003's event-time latency
         self.newest = NONE  # newest event time of the whole stream (event-clock idleness)

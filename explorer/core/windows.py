@@ -35,6 +35,7 @@ class Lateness:
         self.window_rule = time.lateness_rule is LatenessRule.WINDOW
         self.allowed = time.allowed_lateness
         self.end_inclusive = time.end_inclusive
+        self.kept_at_horizon = time.late_kept_at_horizon
         self.refused = Status.SIDE_OUTPUT.value if time.late_policy is LatePolicy.SIDE_OUTPUT else Status.DROPPED.value
         self.every_window = time.refused_when is RefusedWhen.EVERY_WINDOW
 
@@ -46,7 +47,10 @@ class Lateness:
         return t < eff or (self.end_inclusive and end <= eff)
 
     def admits_late(self, end: int, eff: int) -> bool:
-        """A closed window takes late events until the effective watermark reaches end + allowed lateness."""
+        """A closed window takes late events until the effective watermark reaches end + allowed lateness (Beam:
+        until it is past it)."""
+        if self.kept_at_horizon:
+            return end + self.allowed >= eff
         return self.allowed > 0 and end + self.allowed > eff
 
     def status(self, admission: "Admission") -> str:
@@ -62,8 +66,9 @@ class WindowStore:
     watermark: (end, window) to fire, (end + allowed lateness, window) to purge. An entry counts only while
     its window is alive, unfired (to fire) or fired (to purge), and still ends there."""
 
-    def __init__(self, allowed: int, group_of):
+    def __init__(self, allowed: int, kept_at_horizon: bool, group_of):
         self.allowed = allowed
+        self.kept_at_horizon = kept_at_horizon  # (Lateness.admits_late: a window is kept while it may take one)
         self.group_of = group_of  # key → group
         self.by_key: dict[str, dict[int, Window]] = {}
         self.fire_heap: dict[str, list] = {}
@@ -110,14 +115,16 @@ class WindowStore:
         return heap[0][0] if heap else None
 
     def purge(self, group: str, eff: int) -> None:
-        """Drop fired windows whose end + allowed lateness the effective watermark has passed."""
+        """Drop fired windows whose end + allowed lateness the effective watermark has reached (Beam: passed). An
+        entry counts only while its window still ends there: a session that grew after it fired has a newer one."""
         heap = self.purge_heap.get(group)
         while heap:
             horizon, _, w = heap[0]
-            if w.alive and w.fired and horizon > eff:
+            held = w.alive and w.fired and w.end + self.allowed == horizon
+            if held and (horizon >= eff if self.kept_at_horizon else horizon > eff):
                 break
             heapq.heappop(heap)
-            if w.alive and w.fired:
+            if held:
                 self.remove(w)
 
     def waiting(self) -> list[Window]:

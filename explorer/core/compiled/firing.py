@@ -125,8 +125,9 @@ def _purge(st, g):
     keys, values = st.purge_keys + base, st.purge_values + base
     while m[size] > 0:
         w = m[values]
-        held = m[st.win_alive + w] == 1 and m[st.win_fired + w] == 1
-        if held and m[keys] > eff:
+        # an entry counts while its window still ends there (a session that grew after firing has a newer one)
+        held = m[st.win_alive + w] == 1 and m[st.win_fired + w] == 1 and m[st.win_end + w] + st.allowed == m[keys]
+        if held and (m[keys] >= eff if st.kept_at_horizon else m[keys] > eff):
             break
         heaps.pop(m, keys, values, size)
         if held:

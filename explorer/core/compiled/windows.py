@@ -116,7 +116,9 @@ def add_event(st, w, row):
 
 @njit(cache=True, inline="always")
 def admits_late(st, end, eff):
-    """Allowed lateness: a closed window still takes a late event until effective ≥ end + allowed."""
+    """Allowed lateness: a closed window still takes a late event until effective ≥ end + allowed (Beam: >)."""
+    if st.kept_at_horizon:
+        return end + st.allowed >= eff
     return st.allowed > 0 and end + st.allowed > eff
 
 

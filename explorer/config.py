@@ -195,6 +195,11 @@ class TimeConfig:
         for spec in TIME_FIELDS:
             spec.check(getattr(self, spec.name))
 
+    @property
+    def follows_watermark_rows(self) -> bool:
+        """The input's watermark rows are the watermark (the scripted strategy; processing time ignores it)."""
+        return self.strategy is Strategy.SCRIPTED and self.time_source is TimeSource.EVENT
+
 
 # --- every TimeConfig field, everywhere it surfaces ------------------------------------------------
 

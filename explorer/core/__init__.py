@@ -7,7 +7,7 @@ uses unless asked for the reference.
 """
 
 from explorer.budget import check_run
-from explorer.config import RunConfig, Strategy, TimeSource
+from explorer.config import RunConfig
 from explorer.core.assemble import run_reference
 from explorer.core.compiled import evaluate, evaluate_metrics
 from explorer.core.result import Metrics, Reason, Result, Stat, Status
@@ -36,8 +36,7 @@ def run_metrics(stream: Stream, config: RunConfig) -> Metrics:
 
 def check_scripted(stream: Stream, config: RunConfig) -> None:
     """The scripted strategy needs watermark rows to follow: without them nothing would ever close."""
-    time = config.time
-    if time.strategy is Strategy.SCRIPTED and time.time_source is TimeSource.EVENT and stream.watermarks.empty:
+    if config.time.follows_watermark_rows and stream.watermarks.empty:
         raise InputError(f"{stream.name}: strategy scripted follows the input's watermark rows (column kind = "
                          "'watermark'), and it has none")
 

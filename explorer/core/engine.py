@@ -57,7 +57,7 @@ class Engine:
         time = self.time = config.time
         self.processing = time.time_source is TimeSource.PROCESSING
         # scripted watermarks are one watermark for the stream, like the processing clock
-        self.one_watermark = self.processing or time.strategy is Strategy.SCRIPTED
+        self.one_watermark = self.processing or time.follows_watermark_rows
         self.clock = ProcessingClock()  # last commit or heartbeat
         self.generator = generator_for(time, self.clock)
         self.schedule = CommitSchedule(time.schedule if not self.processing else Schedule.LIVE)
@@ -69,7 +69,7 @@ class Engine:
                                   and config.window.kind.value != "session")
         self.idleness = KeyIdleness(time)
         self.lateness = Lateness(time)
-        self.store = WindowStore(time.allowed_lateness, time.late_kept_at_horizon, self.group_of)
+        self.store = WindowStore(time.allowed_lateness, self.lateness.within_horizon, self.group_of)
         self.assigner = assigner_for(config.window, time, self.store, self.lateness)
         self.max_seen: dict[str, int] = {}  # per group, for 003's event-time latency
         self.newest = NONE  # newest event time of the whole stream (event-clock idleness)
@@ -106,9 +106,8 @@ class Engine:
         w.fired = True
         self.emit(w, reason, at, group_raw)
         self.store.push_purge(w)
-        windows = self.store.by_key[w.key]
-        if self.forget_when_empty and all(other.fired for other in windows.values()):
-            for other in list(windows.values()):  # the key's whole state goes: its windows and its clock
+        if self.forget_when_empty and all(other.fired for other in self.store.by_key[w.key].values()):
+            for other in list(self.store.by_key[w.key].values()):  # the key's whole state goes, clock included
                 self.store.remove(other)
             self.generator.forget(w.key)
 

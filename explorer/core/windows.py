@@ -46,12 +46,14 @@ class Lateness:
             return closed
         return t < eff or (self.end_inclusive and end <= eff)
 
+    def within_horizon(self, horizon: int, eff: int) -> bool:
+        """The effective watermark has not yet reached a window's end + allowed lateness (Beam: not yet passed
+        it): the window may still take late events, so it is kept."""
+        return horizon >= eff if self.kept_at_horizon else horizon > eff
+
     def admits_late(self, end: int, eff: int) -> bool:
-        """A closed window takes late events until the effective watermark reaches end + allowed lateness (Beam:
-        until it is past it)."""
-        if self.kept_at_horizon:
-            return end + self.allowed >= eff
-        return self.allowed > 0 and end + self.allowed > eff
+        """A closed window takes late events while within its horizon (with no allowed lateness, only Beam's)."""
+        return (self.allowed > 0 or self.kept_at_horizon) and self.within_horizon(end + self.allowed, eff)
 
     def status(self, admission: "Admission") -> str:
         """Refused when a window refused it (with ``every-window``: when no window took it); otherwise late-updated
@@ -66,9 +68,9 @@ class WindowStore:
     watermark: (end, window) to fire, (end + allowed lateness, window) to purge. An entry counts only while
     its window is alive, unfired (to fire) or fired (to purge), and still ends there."""
 
-    def __init__(self, allowed: int, kept_at_horizon: bool, group_of):
+    def __init__(self, allowed: int, within_horizon, group_of):
         self.allowed = allowed
-        self.kept_at_horizon = kept_at_horizon  # (Lateness.admits_late: a window is kept while it may take one)
+        self.within_horizon = within_horizon  # Lateness.within_horizon: a window is kept while it may take one
         self.group_of = group_of  # key → group
         self.by_key: dict[str, dict[int, Window]] = {}
         self.fire_heap: dict[str, list] = {}
@@ -121,7 +123,7 @@ class WindowStore:
         while heap:
             horizon, _, w = heap[0]
             held = w.alive and w.fired and w.end + self.allowed == horizon
-            if held and (horizon >= eff if self.kept_at_horizon else horizon > eff):
+            if held and self.within_horizon(horizon, eff):
                 break
             heapq.heappop(heap)
             if held:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from explorer.config import BatchKind, BatchSpec, RunConfig, Strategy, TimeSource
+from explorer.config import BatchKind, BatchSpec, RunConfig
 from explorer.errors import InputError
 from explorer.streams.stream import Stream
 
@@ -45,8 +45,7 @@ def default_batches(stream: Stream) -> BatchSpec:
 
 def batches_for(stream: Stream, config: RunConfig) -> Batches:
     """The batches a run of ``config`` sees: with the watermark rows when it follows them."""
-    scripted = config.time.strategy is Strategy.SCRIPTED and config.time.time_source is TimeSource.EVENT
-    return assign_batches(stream, config.batches, scripted)
+    return assign_batches(stream, config.batches, config.time.follows_watermark_rows)
 
 
 def assign_batches(stream: Stream, spec: BatchSpec | None, scripted: bool = False) -> Batches:

@@ -17,7 +17,7 @@ from explorer.core.compiled.layout import (EM_AT, EM_BATCH, EM_COUNT, EM_END, EM
                                            TR_AT, TR_BATCH, TR_FIELDS, TR_KIND, TR_RAW, TR_SOURCE,
                                            TRACE_ALL_SOURCES)
 from explorer.core.compiled.watermarks import effective, group_raw, source_raw
-from explorer.core.compiled.windows import group_of_window, push_purge, remove, schedule_due
+from explorer.core.compiled.windows import group_of_window, push_purge, remove, schedule_due, within_horizon
 
 
 @njit(cache=True, inline="always")
@@ -56,12 +56,13 @@ def fire(st, w, reason, at, raw):
     m[st.win_fired + w] = 1
     emit(st, w, reason, at, raw)
     push_purge(st, w)
-    k = m[st.win_key + w]
-    m[st.key_waiting + k] -= 1
-    if st.forget_empty and m[st.key_waiting + k] == 0:  # Bytewax: the emptied key's state goes, clock included
-        while m[st.key_head + k] >= 0:
-            remove(st, m[st.key_head + k])
-        m[st.src_raw + k] = NONE
+    if st.forget_empty:
+        k = m[st.win_key + w]
+        m[st.key_waiting + k] -= 1
+        if m[st.key_waiting + k] == 0:  # Bytewax: the emptied key's state goes, clock included
+            while m[st.key_head + k] >= 0:
+                remove(st, m[st.key_head + k])
+            m[st.src_raw + k] = NONE
 
 
 @njit(cache=True, inline="always")
@@ -127,7 +128,7 @@ def _purge(st, g):
         w = m[values]
         # an entry counts while its window still ends there (a session that grew after firing has a newer one)
         held = m[st.win_alive + w] == 1 and m[st.win_fired + w] == 1 and m[st.win_end + w] + st.allowed == m[keys]
-        if held and (m[keys] >= eff if st.kept_at_horizon else m[keys] > eff):
+        if held and within_horizon(st, m[keys], eff):
             break
         heaps.pop(m, keys, values, size)
         if held:

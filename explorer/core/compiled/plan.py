@@ -173,7 +173,7 @@ TABLES = [
     # per key
     ("key_group", "keys", None), ("key_last", "keys", NONE), ("key_deadline", "keys", 0),
     ("key_has_deadline", "keys", 0), ("key_head", "keys", -1), ("key_tail", "keys", -1),
-    ("key_waiting", "keys", 0),  # fixed windows alive and not fired (forget_empty; sessions do not keep it)
+    ("key_waiting", "keys", 0),  # windows alive and not fired, kept only with forget_empty (fixed windows)
     # per window
     ("win_key", "windows", None), ("win_start", "windows", None), ("win_end", "windows", None),
     ("win_alive", "windows", 0), ("win_fired", "windows", 0), ("win_dirty", "windows", 0),

@@ -73,7 +73,8 @@ def open_window(st, w):
         m[st.key_head + k] = w
     m[st.key_tail + k] = w
     m[SC_ALIVE] += 1
-    m[st.key_waiting + k] += 1
+    if st.forget_empty:
+        m[st.key_waiting + k] += 1
     push_fire(st, w)
 
 
@@ -115,11 +116,15 @@ def add_event(st, w, row):
 
 
 @njit(cache=True, inline="always")
+def within_horizon(st, horizon, eff):
+    """The reference's ``Lateness.within_horizon``: effective < end + allowed (Beam: ≤), so the window is kept."""
+    return horizon >= eff if st.kept_at_horizon else horizon > eff
+
+
+@njit(cache=True, inline="always")
 def admits_late(st, end, eff):
-    """Allowed lateness: a closed window still takes a late event until effective ≥ end + allowed (Beam: >)."""
-    if st.kept_at_horizon:
-        return end + st.allowed >= eff
-    return st.allowed > 0 and end + st.allowed > eff
+    """Allowed lateness: a closed window still takes a late event while within its horizon."""
+    return (st.allowed > 0 or st.kept_at_horizon) and within_horizon(st, end + st.allowed, eff)
 
 
 @njit(cache=True, inline="always")
@@ -149,7 +154,8 @@ def admit_fixed(st, row, t, eff):
                 open_window(st, w)
             elif fired:  # reopened after an idle flush (timestamp rule only)
                 m[st.win_fired + w] = 0
-                m[st.key_waiting + m[st.win_key + w]] += 1
+                if st.forget_empty:
+                    m[st.key_waiting + m[st.win_key + w]] += 1
                 push_fire(st, w)
         else:
             if not admits_late(st, end, eff):

@@ -20,7 +20,8 @@ more can fire; whatever is still open is reported as END_OF_STREAM.
 
 The engine is deliberately plain: it is the specification that the compiled evaluation and Spark are
 tested against. It is driven one batch at a time (:meth:`Engine.step`, then :meth:`Engine.finish`) and holds
-no reference to the stream, so its whole state pickles: the Spark runner keeps it in Spark's state store.
+no reference to the stream, so its whole state is plain data: the Spark runner keeps it in Spark's state store
+as JSON (``snapshot``).
 """
 
 from __future__ import annotations

@@ -76,7 +76,7 @@ class WindowStore:
         self.fire_heap: dict[str, list] = {}
         self.purge_heap: dict[str, list] = {}
         self.alive_count = 0
-        self.counter = 0  # tie-breaker for heaps and session slots (a plain int pickles everywhere)
+        self.counter = 0  # tie-breaker for heaps and session slots (a plain int: plain data in a snapshot)
 
     def next_seq(self) -> int:
         self.counter += 1

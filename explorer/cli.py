@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
+import os
 import sys
+import tempfile
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -23,6 +25,7 @@ from explorer.core import Result, run
 from explorer.export import TARGETS as EXPORT_TARGETS
 from explorer.export import ExportSource, export
 from explorer.errors import InputError
+from explorer.spark.output import user_stderr
 from explorer.metrics import SECOND_KNOBS, FrontierPoint, best_point, curve, format_curve_table, frontier, tune
 from explorer.streams import GENERATORS, Stream, generate, load_events
 from explorer.streams.generators import make_frame
@@ -87,6 +90,9 @@ def _add_engine(parser: argparse.ArgumentParser, streaming: bool = True) -> None
     if streaming:
         g.add_argument("--checkpoint", metavar="DIR",
                        help="keep staged input, checkpoint and output here; run again with the same DIR to resume")
+        g.add_argument("--arrival-batches-per-micro-batch", metavar="N", type=int, dest="per_micro_batch",
+                       help="arrival batches one Spark micro-batch carries (default: planned from the rows; the "
+                            "Result is the same, only the time differs)")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -271,20 +277,36 @@ def _write_out(result: Result, out: Path) -> None:
 
 
 def _run_on_spark(stream: Stream, config: RunConfig, args: argparse.Namespace) -> Result:
-    """The Spark runner with a progress bar on stderr."""
+    """The Spark runner with a progress bar on stderr; Spark's own output goes to a log (``spark.output``)."""
     from tqdm import tqdm
 
-    from explorer.spark import run_spark, spark_session
+    from explorer.spark import SparkRunError, run_spark, spark_session
 
+    log = _divert_spark_output(args.checkpoint) if args.own_process else None
     spark = partial(spark_session, args.master, ui=args.spark_ui)  # started once the run is known to fit
-    with tqdm(total=None, unit="batch", desc="spark", file=sys.stderr, disable=None) as bar:
+    with tqdm(total=None, unit="batch", desc="spark", file=user_stderr(), disable=None) as bar:
         def progress(p) -> None:
             bar.total = p.batches
             bar.update(p.batch - bar.n)
             bar.set_postfix(rows=p.rows, ms=p.duration_ms)
-        result = run_spark(stream, config, spark, workdir=args.checkpoint, progress=progress)
+        try:
+            result = run_spark(stream, config, spark, workdir=args.checkpoint, progress=progress,
+                               per_micro_batch=args.per_micro_batch)
+        except SparkRunError as error:
+            raise SparkRunError(f"{error} (Spark's own output: {log})" if log else str(error)) from None
     assert result is not None  # a whole run always returns its Result
     return result
+
+
+def _divert_spark_output(checkpoint: str | None) -> Path:
+    """Spark's banner and the JVM's tracebacks go to a log: in the checkpoint directory when there is one. Only
+    when the process is the command's own (``python -m explorer``): the diversion lasts as long as the process."""
+    from explorer.spark.output import divert_to
+
+    if checkpoint:
+        Path(checkpoint).mkdir(parents=True, exist_ok=True)
+        return divert_to(Path(checkpoint) / "spark.log")
+    return divert_to(Path(tempfile.gettempdir()) / f"wx-spark-{os.getpid()}.log")
 
 
 def cmd_run(args: argparse.Namespace) -> None:
@@ -315,6 +337,8 @@ def cmd_curve(args: argparse.Namespace) -> None:
         from explorer.spark import spark_session
         from explorer.spark.sweep import curve_on_spark
 
+        if args.own_process:
+            _divert_spark_output(None)
         rows = curve_on_spark(partial(spark_session, args.master, ui=args.spark_ui), stream, [config], delays)
     else:
         rows = curve(stream, config, delays)
@@ -489,11 +513,15 @@ COMMANDS = {"run": cmd_run, "curve": cmd_curve, "tune": cmd_tune, "compare": cmd
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Without ``argv`` it is the process's own command line (``python -m explorer``, the
+    ``watermark-explorer`` script), so Spark's own output may go to a log for the rest of the process; a caller
+    that passes ``argv`` and goes on (a test, a notebook) keeps its stderr."""
     try:
         args = build_parser().parse_args(argv)
+        args.own_process = argv is None
         COMMANDS[args.command](args)
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {exc}", file=user_stderr())
         return 2
     except BrokenPipeError:
         return 0

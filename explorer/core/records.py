@@ -67,6 +67,7 @@ class TracePoint:
 
 RECORDS = {"event": EventDecision, "assignment": Assignment, "window": Emission, "trace": TracePoint}
 _GETTERS = {record: attrgetter(*(f.name for f in fields(record))) for record in RECORDS.values()}
+_TUPLE_FIELDS = {kind: [i for i, f in enumerate(fields(record)) if f.name == "ids"] for kind, record in RECORDS.items()}
 
 
 def as_row(record) -> tuple:
@@ -76,9 +77,9 @@ def as_row(record) -> tuple:
 
 def from_row(kind: str, row: list) -> object:
     """The inverse of :func:`as_row` after a JSON round trip (lists back to tuples where a field is one)."""
-    record = RECORDS[kind]
-    values = [tuple(v) if f.name == "ids" else v for f, v in zip(fields(record), row)]
-    return record(*values)
+    for i in _TUPLE_FIELDS[kind]:
+        row[i] = tuple(row[i])
+    return RECORDS[kind](*row)
 
 
 @dataclass

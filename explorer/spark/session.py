@@ -1,5 +1,11 @@
 """One local SparkSession with the settings that matter here (measured: 200 shuffle partitions made a
-micro-batch 15× slower; the UI and console noise only cost time)."""
+micro-batch 15× slower; the UI and console noise only cost time).
+
+In local mode the driver is the whole of Spark, so it listens on the loopback interface only: by default its
+RPC and block-manager ports bind to every address the host has, with ``spark.authenticate`` off, which would
+let anyone on the network talk to it. A cluster run needs the opposite, and its own security (README,
+"Spark on a cluster").
+"""
 
 from __future__ import annotations
 
@@ -23,7 +29,11 @@ def spark_session(master: str = "local[2]", app: str = "watermark-explorer", ui:
     from pyspark.sql import SparkSession
 
     cores = master[master.find("[") + 1:master.find("]")] if "[" in master else "2"
-    session = (SparkSession.builder.master(master).appName(app)
+    builder = SparkSession.builder.master(master).appName(app)
+    if master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # what the web UI binds to, when it is on
+        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+    session = (builder
                .config("spark.ui.enabled", "true" if ui else "false")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.driver.extraJavaOptions", f"-Dlog4j.configurationFile={LOG_CONFIG}")

@@ -29,8 +29,7 @@ from explorer.timeutil import MICROS, format_instant
 from explorer.ui.figures import STATUS_COLORS, STATUS_LABELS, STATUSES, plot_time, send
 
 S = MICROS["s"]
-MAX_SPARK_BATCHES = 300  # above this a run takes minutes; say so before starting one
-SECONDS_PER_MICRO_BATCH = 0.7  # measured on local[2] (benchmarks/RESULTS.md)
+MAX_SPARK_SECONDS = 600  # a run expected to take longer is started only on "run anyway"
 COMPARE_POINTS = 5_000  # events per panel and view; small multiples show a stretch, not every point
 
 
@@ -98,13 +97,13 @@ class SparkPanel:
         if self.thread is not None and self.thread.is_alive():
             return
         stream, config = self._stream(), self._config()
-        batches = len(batches_for(stream, config).commit_time)
-        if batches > MAX_SPARK_BATCHES and not self.anyway.value:
-            minutes = batches * SECONDS_PER_MICRO_BATCH / 60
-            self.status.value = (f"<span style='color:#a00'>These settings make {batches:,} micro-batches, about "
-                                 f"{minutes:,.0f} min on Spark (≈{SECONDS_PER_MICRO_BATCH:g} s each on local[2]). "
-                                 "Coarser micro-batches (e.g. count:400 or interval:10s) give a run of minutes; "
-                                 "or tick 'run anyway'.</span>")
+        from explorer.spark import expected_seconds, plan_micro_batches
+
+        plan = plan_micro_batches(batches_for(stream, config))
+        seconds = expected_seconds(plan, len(stream))
+        if seconds > MAX_SPARK_SECONDS and not self.anyway.value:
+            self.status.value = (f"<span style='color:#a00'>{len(stream):,} events in {plan.describe()}: about "
+                                 f"{seconds / 60:,.0f} min on Spark (local[2]). Tick 'run anyway' to start it.</span>")
             return
         self._cancel.clear()
         self.run_button.disabled, self.cancel_button.disabled = True, False

@@ -99,15 +99,15 @@ def test_copy_config_as_follows_the_controls():
 
 def test_run_on_spark_says_how_long_before_starting_a_huge_run(monkeypatch):
     """The estimate follows the micro-batch plan (many arrival batches per micro-batch): the 20k stream with one
-    batch per event is four micro-batches, about half a minute; a run over the limit waits for 'run anyway'."""
+    batch per event is four micro-batches, about 20 s; a run over the limit waits for 'run anyway'."""
     from explorer.ui import panels
 
-    monkeypatch.setattr(panels, "MAX_SPARK_SECONDS", 30)  # the 20k stream stands in for a run of hours
+    monkeypatch.setattr(panels, "MAX_SPARK_SECONDS", 20)  # the 20k stream stands in for a run of hours
     explorer = Explorer(generate("textbook", events=20_000), "textbook")  # one arrival batch per event
     panel = explorer.spark_panel
     panel.run_button.click()
     assert panel.thread is None
-    assert "20,000 events in 4 micro-batches of 5,000 arrival batches: about 1 min" in panel.status.value
+    assert "20,000 events in 4 micro-batches of 5,000 arrival batches: about 21.6 s" in panel.status.value
 
 
 def test_a_window_still_open_at_the_end_is_never_called_emitted_and_has_no_latency():

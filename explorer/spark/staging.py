@@ -37,9 +37,9 @@ MAX_ROWS_PER_MICRO_BATCH = 100_000
 # What a run costs on local[2] (benchmarks/RESULTS.md, "Spark runner: many arrival batches per micro-batch"):
 # starting Spark and its first Python worker, each micro-batch whatever it holds, and each row (the engine's
 # step, its decisions written, read back and assembled).
-START_SECONDS = 25.0
+START_SECONDS = 15.0
 SECONDS_PER_MICRO_BATCH = 1.0
-SECONDS_PER_ROW = 130e-6
+SECONDS_PER_ROW = 80e-6
 
 
 @dataclass(frozen=True)

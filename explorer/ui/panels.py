@@ -25,7 +25,7 @@ from explorer.core import Result, run
 from explorer.errors import InputError
 from explorer.export import TARGETS, ExportSource, export
 from explorer.streams import Stream, batches_for
-from explorer.timeutil import MICROS, format_instant
+from explorer.timeutil import MICROS, format_instant, human_duration
 from explorer.ui.figures import STATUS_COLORS, STATUS_LABELS, STATUSES, plot_time, send
 
 S = MICROS["s"]
@@ -103,7 +103,7 @@ class SparkPanel:
         seconds = expected_seconds(plan, len(stream))
         if seconds > MAX_SPARK_SECONDS and not self.anyway.value:
             self.status.value = (f"<span style='color:#a00'>{len(stream):,} events in {plan.describe()}: about "
-                                 f"{seconds / 60:,.0f} min on Spark (local[2]). Tick 'run anyway' to start it.</span>")
+                                 f"{human_duration(seconds * S)} on Spark (local[2]). Tick 'run anyway' to start it.</span>")
             return
         self._cancel.clear()
         self.run_button.disabled, self.cancel_button.disabled = True, False

@@ -118,6 +118,77 @@ def test_the_plan_never_splits_an_arrival_batch_and_covers_them_all():
         plan_micro_batches(batches, 0)
 
 
+def test_progress_once_per_micro_batch_and_cancel_then_resume(spark, tmp_path):
+    stream = generate("voltsp", scenario=4)
+    config = make_config({"preset": "voltsp", "idle_timeout": "30s", "delay": "5s"})
+    seen = []
+    cancel = threading.Event()
+
+    def progress(p):
+        seen.append(p)
+        cancel.set()  # stop after the first micro-batch
+
+    with pytest.raises(Cancelled, match=str(tmp_path)):
+        run_spark(stream, config, spark, workdir=tmp_path, progress=progress, cancel=cancel, per_micro_batch=1)
+    assert seen and seen[0].batch == 1 and seen[0].rows > 0
+    seen.clear()
+    resumed = run_spark(stream, config, spark, workdir=tmp_path, progress=seen.append, per_micro_batch=1)
+    assert_same(run(stream, config), resumed)
+    numbers = [p.batch for p in seen]
+    assert numbers == sorted(numbers) and numbers[-1] == seen[-1].batches  # ends with the end-of-input batch
+    assert any(p.watermark is not None for p in seen)
+
+
+def test_failure_names_the_checkpoint_to_resume_from(spark, tmp_path):
+    stream = generate("voltsp", scenario=1)
+    config = make_config({"preset": "voltsp"})
+    assert run_spark(stream, config, spark, workdir=tmp_path, stop_after=1, per_micro_batch=1) is None
+    (tmp_path / "input" / "part-000001.parquet").write_text("not parquet")  # a bad file
+    with pytest.raises(SparkRunError) as failure:
+        run_spark(stream, config, spark, workdir=tmp_path, per_micro_batch=1)
+    message = str(failure.value)
+    assert f"--checkpoint {tmp_path}" in message and "\n" not in message
+    committed = [f for f in (tmp_path / "checkpoint" / "commits").iterdir() if f.name.isdigit()]
+    assert 1 <= len(committed) < 5 and f"with {len(committed)} of 5 micro-batches committed" in message
+
+
+def test_spark_sweep_gives_the_local_curve(spark):
+    from explorer.metrics import curve
+    from explorer.spark.sweep import curve_on_spark
+
+    textbook = generate("textbook", events=3000)
+    config = preset("textbook")
+    delays = [d * S // 2 for d in range(9)]
+    assert curve_on_spark(spark, textbook, [config], delays, chunks=3) == curve(textbook, config, delays)
+    idle = generate("idle-key")  # idle timeouts and sessions: the reference engine inside the tasks
+    config = replace(preset("voltsp", idle_timeout=30 * S), window=WindowSpec.parse("session:4"))
+    mixed = [config, config.with_time(strategy=Strategy.MAX)]
+    expected = [row for c in mixed for row in curve(idle, c, delays[:3])]
+    assert curve_on_spark(spark, idle, mixed, delays[:3]) == expected
+    # scripted watermarks travel to the tasks (they used to arrive without them: exit 1 and a traceback)
+    from explorer import load_events
+
+    scripted = load_events(Path(__file__).parents[1] / "data" / "flink-sliding-scripted.csv")
+    config = make_config({"preset": "flink", "strategy": "scripted", "window": "sliding:3:1"})
+    assert curve_on_spark(spark, scripted, [config], delays[:2]) == curve(scripted, config, delays[:2])
+
+
+def test_cli_curve_and_run_on_spark(spark, capsys):
+    from explorer.cli import main
+
+    args = ["--synthetic", "voltsp", "--scenario", "3", "--delay", "2"]
+    assert main(["curve", *args[:4], "--delays", "0,2,5"]) == 0
+    local = capsys.readouterr().out
+    assert main(["curve", *args[:4], "--delays", "0,2,5", "--engine", "spark"]) == 0
+    assert capsys.readouterr().out == local
+    assert main(["run", *args, "--format", "json"]) == 0
+    local = json.loads(capsys.readouterr().out)
+    assert main(["run", *args, "--format", "json", "--engine", "spark"]) == 0
+    on_spark = json.loads(capsys.readouterr().out)
+    assert on_spark.pop("engine") == "spark" and local.pop("engine") == "local"
+    assert on_spark == local
+
+
 LOOPBACK = {"0100007F", "00000000000000000000000001000000", "0000000000000000FFFF00000100007F"}  # /proc/net's hex
 
 

@@ -97,7 +97,7 @@ def run_spark(stream: Stream, config: RunConfig, spark=None, workdir: str | Path
                         f"micro-batches; resume it with --checkpoint {work}") from None
     except Exception as error:  # one readable line, not a JVM stack trace
         raise SparkRunError(f"Spark failed with {_committed(folders['checkpoint'])} of {plan.micro_batches} "
-                            f"micro-batches committed: {_why(error)}; resume with --checkpoint {work}") from None
+                            f"micro-batches committed: {failure_reason(error)}; resume with --checkpoint {work}") from None
     if staged < plan.micro_batches:
         return None
     result = _result(stream, config, _read_output(spark, folders["output"]))
@@ -290,7 +290,7 @@ class _ProgressListener:
         return Listener()
 
 
-def _why(error: Exception) -> str:
+def failure_reason(error: Exception) -> str:
     """What went wrong, in one line: a lost connection to the JVM means the JVM is gone, whatever py4j says."""
     if isinstance(error, ConnectionError) or type(error).__name__ == "Py4JNetworkError":
         return "Spark's JVM stopped (killed, or out of memory)"

@@ -24,6 +24,7 @@ from explorer.budget import check_spark_sweep
 from explorer.config import RunConfig, apply_delay
 from explorer.core import run_metrics
 from explorer.metrics import CurveRow, curve_row
+from explorer.spark.runner import SparkRunError, failure_reason
 from explorer.spark.session import started
 from explorer.streams import Stream
 
@@ -50,7 +51,10 @@ def curve_on_spark(spark, stream: Stream, configs: list[RunConfig], delays: list
         copies = spark.range(chunks).withColumnRenamed("id", "chunk")
         evaluated = (events.crossJoin(copies).groupBy("chunk")
                      .applyInPandas(_evaluate_chunk(plan, chunks, stream), CURVE_SCHEMA))
-        rows = evaluated.toPandas().sort_values("position")
+        try:
+            rows = evaluated.toPandas().sort_values("position")
+        except Exception as error:  # one readable line, not a JVM stack trace
+            raise SparkRunError(f"the sweep on Spark failed: {failure_reason(error)}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return [CurveRow(**{f.name: _plain(getattr(r, f.name), f.name) for f in fields(CurveRow)})
@@ -59,12 +63,14 @@ def curve_on_spark(spark, stream: Stream, configs: list[RunConfig], delays: list
 
 def _evaluate_chunk(plan: list[tuple[int, RunConfig, int]], chunks: int, template: Stream):
     flags = {name: getattr(template, name) for name in STREAM_FLAGS}
-    name, unit = template.name, template.time_unit
+    # the scripted watermark rows travel with the function (a few per test or lesson); without them a
+    # scripted sweep would have nothing to follow
+    name, unit, marks = template.name, template.time_unit, template.watermarks
 
     def evaluate(frame: pd.DataFrame) -> pd.DataFrame:
         chunk = int(frame["chunk"].iloc[0])
         events = frame.drop(columns="chunk").sort_values("row").drop(columns="row").reset_index(drop=True)
-        stream = Stream(events=events, name=name, time_unit=unit, **flags)  # validated by the driver already
+        stream = Stream(events=events, name=name, time_unit=unit, watermarks=marks, **flags)  # validated already
         rows = []
         for position, config, delay in plan[chunk::chunks]:
             row = curve_row(delay, run_metrics(stream, config)).to_dict()

@@ -162,7 +162,7 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
 
         # Run on Spark: the 20k textbook stream with one arrival batch per event (20,000 batches, which Spark
         # carries four micro-batches of 5,000), in the background, then the agreement badge
-        assert run_in_kernel(url, token, "print(len(explorer.stream))") == "20000"
+        assert run_in_kernel(url, token, "print(len(explorer.stream))").strip() == "20000"
         batches = page.locator(".widget-text", has_text="micro-batches").locator("input")
         batches.fill("event")
         batches.press("Enter")
@@ -172,7 +172,7 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
                                ".some(e => e.textContent.includes('Spark agrees with the preview'))", timeout=240_000)
         finished = page.locator(".widget-html-content", has_text="Spark finished").first.text_content()
         assert "Spark finished 5 micro-batches" in finished, finished  # four of events and the end of input
-        assert run_in_kernel(url, token, "print(explorer.result.config.batches)") == "event"
+        assert run_in_kernel(url, token, "print(explorer.result.config.batches)").strip() == "event"
         page.wait_for_function("""() => [...document.querySelectorAll('.js-plotly-plot')]
             .map(p => String((p.layout && p.layout.title && p.layout.title.text) || ''))
             .some(t => t.startsWith('The two clocks') && t.includes('computed by spark'))""", timeout=30_000)

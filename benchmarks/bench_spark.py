@@ -25,6 +25,7 @@ from explorer.metrics import curve
 from explorer.spark import plan_micro_batches, run_native, run_spark, spark_session
 from explorer.spark.sweep import curve_on_spark
 from explorer.streams import batches_for
+from explorer.ui.panels import differences  # the explorer's own Result comparison (its agreement badge)
 
 S = 1_000_000
 
@@ -67,17 +68,6 @@ def median_batch_ms(spark, work) -> tuple[float, float]:
     return statistics.median(type(listener).durations), wall
 
 
-def identical(a, b) -> bool:
-    import pandas as pd
-
-    try:
-        for table in ("events", "assignments", "windows", "watermarks"):
-            pd.testing.assert_frame_equal(getattr(a, table), getattr(b, table), check_dtype=False)
-    except AssertionError:
-        return False
-    return a.metrics == b.metrics
-
-
 def goals() -> None:
     """Issue 16's two goals; the session is started inside the first measurement (a cold start)."""
     config = replace(preset("voltsp", delay=5 * S), batches=BatchSpec.parse("event"))
@@ -97,7 +87,7 @@ def goals() -> None:
         print(f"textbook {events:,} events, one arrival batch per event, {plan.describe()}: "
               f"{spark_s:.1f} s end to end{' (Spark start ' + format(started, '.1f') + ' s included)' if started else ''}"
               f" (goal <= {goal} s: {'met' if spark_s <= goal else 'NOT met'}); identical Result: "
-              f"{identical(local, result)}; local engine {local_s:.2f} s, ratio {spark_s / local_s:,.0f}x")
+              f"{not differences(local, result)}; local engine {local_s:.2f} s, ratio {spark_s / local_s:,.0f}x")
         started = 0.0
     sample = generate("textbook", events=200)
     start = time.perf_counter()

@@ -16,7 +16,6 @@ directory's fingerprint (``fingerprint``) refuses to resume it with other settin
 from __future__ import annotations
 
 import json
-import logging
 import shutil
 import tempfile
 import threading
@@ -90,8 +89,7 @@ def run_spark(stream: Stream, config: RunConfig, spark=None, workdir: str | Path
     staged = stage(stream, config, plan, folders["input"], stop_after)
     listener = _ProgressListener(progress, plan.micro_batches) if progress else None
     try:
-        with _quiet_py4j():
-            _run_query(spark, config, stream.partitions, folders, listener, cancel)
+        _run_query(spark, config, stream.partitions, folders, listener, cancel)
     except Cancelled:
         raise Cancelled(f"Spark run cancelled after {_committed(folders['checkpoint'])} of {plan.micro_batches} "
                         f"micro-batches; resume it with --checkpoint {work}") from None
@@ -122,21 +120,6 @@ def _committed(checkpoint: Path) -> int:
     """Micro-batches Spark committed (its checkpoint's commit log), whatever happened to the JVM since."""
     commits = checkpoint / "commits"
     return sum(1 for f in commits.iterdir() if f.name.isdigit()) if commits.is_dir() else 0
-
-
-class _quiet_py4j:
-    """When the JVM dies mid-run, py4j logs each broken call with its traceback on stderr; the run's own
-    one-line error says all a user needs, so those records are held back while the query runs."""
-
-    def __enter__(self) -> None:
-        self.loggers = [logging.getLogger(name) for name in ("py4j", "py4j.clientserver", "py4j.java_gateway")]
-        self.levels = [logger.level for logger in self.loggers]
-        for logger in self.loggers:
-            logger.setLevel(logging.CRITICAL + 1)
-
-    def __exit__(self, *exc) -> None:
-        for logger, level in zip(self.loggers, self.levels):
-            logger.setLevel(level)
 
 
 def _run_query(spark, config: RunConfig, partitions: list[str], folders: dict[str, Path],
@@ -196,11 +179,11 @@ def _arrival_batches(rows: pd.DataFrame) -> Iterator[BatchRows]:
     if len(number) == 0:
         return
     cuts = [0, *(np.flatnonzero(np.diff(number)) + 1).tolist(), len(number)]
-    row, commit = rows["row"].to_numpy(dtype=np.int64), rows["commit"].to_numpy(dtype=np.int64)
+    row, commit, opens = (rows[c].to_numpy(dtype=np.int64) for c in ("row", "commit", "opens"))
     t, arrival = rows["t"].to_numpy(dtype=np.int64), rows["arrival"].to_numpy(dtype=np.int64)
     ids, keys, partitions = rows["id"].tolist(), rows["key"].tolist(), rows["partition"].tolist()
     for lo, hi in zip(cuts, cuts[1:]):
-        yield BatchRows(number=int(number[lo]), commit=int(commit[lo]), opens=int(arrival[lo]), scripted=None,
+        yield BatchRows(number=int(number[lo]), commit=int(commit[lo]), opens=int(opens[lo]), scripted=None,
                         rows=row[lo:hi], ids=ids[lo:hi], keys=keys[lo:hi], partitions=partitions[lo:hi],
                         event_time=t[lo:hi], arrival_time=arrival[lo:hi])
 

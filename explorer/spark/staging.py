@@ -26,7 +26,7 @@ from explorer.core.engine import separable_by_key
 from explorer.errors import InputError
 from explorer.streams import Batches, Stream, batches_for
 
-INPUT_SCHEMA = ("grp STRING, row LONG, batch LONG, commit LONG, id STRING, key STRING, partition STRING, "
+INPUT_SCHEMA = ("grp STRING, row LONG, batch LONG, commit LONG, opens LONG, id STRING, key STRING, partition STRING, "
                 "t LONG, arrival LONG, last BOOLEAN")
 GLOBAL_GROUP = "*"
 # The automatic plan: about this many micro-batches, so the progress bar moves, but never so few rows in one that
@@ -97,7 +97,9 @@ def stage(stream: Stream, config: RunConfig, plan: MicroBatchPlan, folder: Path,
     batches = batches_for(stream, config)
     groups = ev["key"].to_numpy(dtype=object) if separable_by_key(config) else np.full(len(ev), GLOBAL_GROUP, dtype=object)
     frame = pd.DataFrame({"grp": groups, "row": np.arange(len(ev), dtype=np.int64), "batch": batches.number,
-                          "commit": batches.commit_time[batches.number - 1], "id": ev["id"].to_numpy(),
+                          "commit": batches.commit_time[batches.number - 1],
+                          "opens": batches.opens[batches.number - 1],  # the batch's, not a state group's first row
+                          "id": ev["id"].to_numpy(),
                           "key": ev["key"].to_numpy(), "partition": ev["partition"].to_numpy(),
                           "t": arrays.event_time, "arrival": arrays.arrival_time, "last": False})
     n_data = plan.data_micro_batches
@@ -110,7 +112,7 @@ def stage(stream: Stream, config: RunConfig, plan: MicroBatchPlan, folder: Path,
         return count
     n_batches = len(batches.commit_time)
     end = pd.DataFrame({"grp": sorted(set(groups.tolist())), "row": -1, "batch": n_batches,
-                        "commit": int(batches.commit_time[-1]) if n_batches else 0, "id": "", "key": "",
+                        "commit": int(batches.commit_time[-1]) if n_batches else 0, "opens": 0, "id": "", "key": "",
                         "partition": "", "t": 0, "arrival": 0, "last": True})
     _write(folder, n_data, end, base + 10 * n_data)
     return n_data + 1

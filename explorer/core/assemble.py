@@ -4,6 +4,7 @@ both package their decisions with the same code and compare table for table."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -73,6 +74,7 @@ def assemble(stream: Stream, config: RunConfig, outputs: list[StepOutput], max_o
     assignment_rows = [a for out in outputs for a in out.assignments]
     if config.window.kind is WindowKind.SESSION:
         assignment_rows = resolve_sessions(assignment_rows, emissions, ev["id"].tolist())
+        emissions = in_arrival_order(emissions, ev["id"].tolist())
     assignment_rows.sort(key=lambda a: (a.row, not a.admitted, a.start, a.end))
     assignments = _table(assignment_rows, ASSIGNMENT_COLUMNS).astype(
         {"event": np.int64, "start": np.int64, "end": np.int64, "late": bool, "admitted": bool})
@@ -97,3 +99,10 @@ def resolve_sessions(assignments: list[Assignment], emissions: list[Emission], i
         for event_id in emission.ids:
             span_of[row_of[event_id]] = (emission.start, emission.end)
     return [Assignment(a.row, *span_of[a.row], a.late, True) if a.admitted else a for a in assignments]
+
+
+def in_arrival_order(emissions: list[Emission], ids: list[str]) -> list[Emission]:
+    """A merged session lists its events in arrival order, whichever session absorbed which: the order the
+    Result promises, and the one a runner that cannot see the merges (Spark's own query) can give."""
+    row_of = {event_id: row for row, event_id in enumerate(ids)}
+    return [replace(e, ids=tuple(sorted(e.ids, key=row_of.__getitem__))) for e in emissions]

@@ -30,8 +30,8 @@ from explorer.config import RunConfig, Schedule, Scope, Strategy, TimeSource
 from explorer.core.idleness import KeyIdleness
 from explorer.core.records import Assignment, BatchRows, Emission, EventDecision, StepOutput, TracePoint
 from explorer.core.result import Reason
-from explorer.core.watermarks import (GLOBAL, NONE, CommitSchedule, EventClock, ProcessingClock, effective_watermark,
-                                      generator_for, merge_for)
+from explorer.core.watermarks import (GLOBAL, NONE, CommitSchedule, EventClock, ProcessingClock, advances,
+                                      effective_watermark, generator_for, merge_for)
 from explorer.core.windows import Admission, Lateness, Window, WindowStore, assigner_for
 
 
@@ -268,18 +268,21 @@ class Engine:
 
     def finish(self, last_batch: int, clock: int) -> StepOutput:
         """The input ran out after batch ``last_batch``, committed at ``clock``: the backlog's no-data
-        micro-batch, then heartbeats until nothing more can fire, then END_OF_STREAM for what is left.
+        micro-batch (only when the pending watermark moves past the one in effect, as Spark runs it), then heartbeats until nothing more can fire, then END_OF_STREAM for what is left.
         (A per-key state may not have seen the last batches; the two arguments bring it up to date.)"""
         self.batch_no = max(self.batch_no, last_batch)
         self.clock.now = max(self.clock.now, clock)
         pending = self.schedule.flush()
         if pending:
-            self.batch_no += 1
+            closing = [GLOBAL] if self.merge else sorted(pending)  # the groups the pending sources close
+            before = [self.effective(self.group_raw(g)) for g in closing]
             self.generator.advance(pending)
-            groups = list(self.store.fire_heap)
-            self.fire_ready(self.clock.now, groups)
-            self.purge(groups)
-            self.record_trace(set(pending), self.clock.now, "no-data batch")
+            if any(advances(self.effective(self.group_raw(g)), was) for g, was in zip(closing, before)):
+                self.batch_no += 1
+                groups = list(self.store.fire_heap)
+                self.fire_ready(self.clock.now, groups)
+                self.purge(groups)
+                self.record_trace(set(pending), self.clock.now, "no-data batch")
         self.heartbeats(before=None)
         for w in sorted(self.store.waiting(), key=lambda w: (w.key, w.start, w.end)):
             self.fire(w, Reason.END_OF_STREAM, self.clock.now, self.group_raw(self.group_of(w.key)))

@@ -136,6 +136,12 @@ def generator_for(time: TimeConfig, clock: ProcessingClock) -> Generator:
     return PerBatch(time.bound, smallest=time.strategy is Strategy.MIN)
 
 
+def advances(effective_after: int, effective_before: int) -> bool:
+    """Whether Spark runs its no-data micro-batch at the end of a backlog: only when the new watermark is past
+    the one the last micro-batch evicted with (``shouldRunAnotherBatch``), its watermark starting at 0."""
+    return effective_after != NONE and effective_after > (0 if effective_before == NONE else effective_before)
+
+
 class CommitSchedule:
     """When a commit's candidates take effect: at once (live), or one micro-batch later (Spark replaying a
     backlog with availableNow: micro-batch N uses the watermark of the batches before it)."""

@@ -142,6 +142,16 @@ class Admission:
     refused: list[tuple[int, int]]
 
 
+def fixed_spans(t: int, size: int, slide: int, end_inclusive: bool = False) -> Iterator[tuple[int, int]]:
+    """The (start, end) of every tumbling or sliding window aligned to 0 that holds time ``t``, latest start first
+    (Spark's TimeWindowing, Flink's and Beam's assigners agree on it)."""
+    placed = t - 1 if end_inclusive else t
+    start = (placed // slide) * slide
+    while start > placed - size:
+        yield start, start + size
+        start -= slide
+
+
 class FixedWindows:
     """Tumbling and sliding windows aligned to 0; Storm's are (start, end], modelled as [start, end) one µs on."""
 
@@ -151,11 +161,7 @@ class FixedWindows:
 
     def spans(self, t: int):
         """The event's windows, latest start first."""
-        placed = t - 1 if self.end_inclusive else t
-        start = (placed // self.slide) * self.slide
-        while start > placed - self.size:
-            yield start, start + self.size
-            start -= self.slide
+        return fixed_spans(t, self.size, self.slide, self.end_inclusive)
 
     def admit(self, t: int, key: str, event_id: str, eff: int) -> Admission:
         store, lateness = self.store, self.lateness

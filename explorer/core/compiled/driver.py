@@ -9,7 +9,7 @@ from numba import njit
 
 from explorer.core.compiled.firing import (check_idle, emit, event_clock_passes, fire, fire_ready, heartbeats, heartbeats_matter,
                                            purge, record_trace, reschedule_due, touch_key)
-from explorer.core.compiled.layout import (KIND_COMMIT, KIND_NO_DATA, NO_SCRIPTED, REASON_END_OF_STREAM, REASON_LATE_UPDATE,
+from explorer.core.compiled.layout import (KIND_COMMIT, KIND_NO_DATA, NONE, NO_SCRIPTED, REASON_END_OF_STREAM, REASON_LATE_UPDATE,
                                            SC_ALIVE, SC_BATCH, SC_CLOCK, SC_DIRTY, SC_GLOBAL_MAX, SC_MAX_OPEN,
                                            SC_NOW, SC_PENDING, SC_TOUCHED_GROUPS, SC_TOUCHED_SOURCES, SC_WINDOWS,
                                            STATUS_LATE_UPDATED, STATUS_ON_TIME, STATUS_REFUSED)
@@ -149,22 +149,31 @@ def _commit(st, b):
 
 @njit(cache=True)
 def _finish(st):
-    """The input ran out: the backlog's no-data micro-batch, then heartbeats until nothing more can fire,
+    """The input ran out: the backlog's no-data micro-batch (when the watermark moves), then heartbeats until nothing more can fire,
     then END_OF_STREAM for whatever is still open."""
     m = st.m
     m[SC_BATCH] = max(m[SC_BATCH], st.n_batches)
     m[SC_CLOCK] = max(m[SC_CLOCK], m[st.commit + st.n_batches - 1])
     n_pending = m[SC_PENDING]
     if st.backlog and not st.processing and n_pending > 0:
-        m[SC_BATCH] += 1
+        closing = 1 if st.merged else n_pending  # the groups the pending sources close: the merge, or each
+        before = np.empty(closing, np.int64)
+        for i in range(closing):
+            before[i] = effective(group_raw(st, 0 if st.merged else m[st.src_pending + i]), st.delay)
         _advance_pending(st)
-        for g in range(st.n_groups):
-            fire_ready(st, g, m[SC_CLOCK])
-        for g in range(st.n_groups):
-            purge(st, g)
-        for i in range(n_pending):
-            m[st.src_trace + i] = m[st.src_pending + i]
-        record_trace(st, n_pending, m[SC_CLOCK], KIND_NO_DATA)
+        moved = False
+        for i in range(closing):
+            after = effective(group_raw(st, 0 if st.merged else m[st.src_pending + i]), st.delay)
+            moved = moved or (after != NONE and after > (0 if before[i] == NONE else before[i]))
+        if moved:  # Spark runs the no-data micro-batch only when the watermark moves (reference: ``advances``)
+            m[SC_BATCH] += 1
+            for g in range(st.n_groups):
+                fire_ready(st, g, m[SC_CLOCK])
+            for g in range(st.n_groups):
+                purge(st, g)
+            for i in range(n_pending):
+                m[st.src_trace + i] = m[st.src_pending + i]
+            record_trace(st, n_pending, m[SC_CLOCK], KIND_NO_DATA)
         m[SC_PENDING] = 0
     heartbeats(st, 0, False)
     for w in range(m[SC_WINDOWS] if st.session else st.n_windows):

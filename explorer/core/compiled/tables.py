@@ -136,6 +136,8 @@ def emissions(stream: Stream, config: RunConfig, prepared: Prepared, detail: boo
     counts = np.ascontiguousarray(table[:, L.EM_COUNT])
     state = prepared.state
     rows = gather_ids(state.m, state.node_row, state.node_next, np.ascontiguousarray(table[:, L.EM_HEAD]), counts)
+    if config.window.kind is WindowKind.SESSION:  # merged sessions list their events in arrival order (Result)
+        rows = rows[np.lexsort((rows, np.repeat(np.arange(len(counts)), counts)))]
     ids = stream.events["id"].to_numpy(dtype=object)[rows].tolist()
     offsets = np.concatenate([[0], np.cumsum(counts)]).tolist()
     frame["ids"] = [tuple(ids[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]

@@ -25,7 +25,7 @@ from explorer.metrics import curve
 from explorer.spark import plan_micro_batches, run_native, run_spark, spark_session
 from explorer.spark.sweep import curve_on_spark
 from explorer.streams import batches_for
-from explorer.ui.panels import differences  # the explorer's own Result comparison (its agreement badge)
+from explorer.core.result import differences  # the Result comparison the explorer's agreement badge uses
 
 S = 1_000_000
 

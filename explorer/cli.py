@@ -27,7 +27,7 @@ from explorer.export import ExportSource, export
 from explorer.errors import InputError
 from explorer.spark.output import user_stderr
 from explorer.metrics import SECOND_KNOBS, FrontierPoint, best_point, curve, format_curve_table, frontier, tune
-from explorer.streams import GENERATORS, Stream, generate, load_events
+from explorer.streams import GENERATORS, Stream, batches_for, generate, load_events
 from explorer.streams.generators import make_frame
 from explorer.streams.loading import parse_time_units
 from explorer.timeutil import MICROS, exact_seconds, format_instant, human_duration, parse_duration
@@ -82,9 +82,14 @@ def _add_config(parser: argparse.ArgumentParser) -> None:
 
 def _add_engine(parser: argparse.ArgumentParser, streaming: bool = True) -> None:
     g = parser.add_argument_group("engine")
-    g.add_argument("--engine", choices=["local", "spark"], default="local",
-                   help="local core (default), or Spark: " + ("a real Structured Streaming query" if streaming
-                                                               else "the sweep's configurations as Spark tasks"))
+    if streaming:
+        g.add_argument("--engine", choices=["local", "spark", "spark-native"], default="local",
+                       help="local core (default); spark: these rules as a real Structured Streaming query; "
+                            "spark-native: Spark's own withWatermark + window query, what Spark itself does "
+                            "(the spark preset's settings only)")
+    else:
+        g.add_argument("--engine", choices=["local", "spark"], default="local",
+                       help="local core (default), or Spark: the sweep's configurations as Spark tasks")
     g.add_argument("--master", default="local[2]", help="Spark master URL (default local[2])")
     g.add_argument("--spark-ui", action="store_true", help="serve Spark's web UI while it runs (off by default)")
     if streaming:
@@ -122,6 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_curve.add_argument("--delays", required=True, help="comma-separated, e.g. 0,2,5,10,20,40")
     p_curve.add_argument("--format", choices=["table", "csv", "json"], default="table")
     _add_engine(p_curve, streaming=False)
+
+    p_log = sub.add_parser("spark-log", help="explain a Structured Streaming job from its progress log; with its "
+                                             "events export, side by side with the spark preset's replay")
+    p_log.add_argument("log", help="JSON lines of StreamingQueryProgress (query.lastProgress), or Spark's event log")
+    _add_source(p_log, required_file=False)
+    _add_config(p_log)
+    p_log.add_argument("--target", type=float, default=0.99, help="completeness the suggested delay reaches (0.99)")
 
     p_tune = sub.add_parser("tune", help="the smallest delay that reaches a completeness target (exact, not on a grid)")
     _add_source(p_tune, required_file=False)
@@ -298,6 +310,40 @@ def _run_on_spark(stream: Stream, config: RunConfig, args: argparse.Namespace) -
     return result
 
 
+NATIVE_MAX_SECONDS = 3_600  # Spark's own query runs one micro-batch per arrival batch: past this, say so first
+
+
+def _run_spark_native(stream: Stream, config: RunConfig, args: argparse.Namespace) -> Result:
+    """Spark's own query with a progress bar on stderr; refused up front when Spark cannot express the settings
+    or would take over an hour."""
+    from tqdm import tqdm
+
+    from explorer.spark import native_query, native_seconds, spark_session
+    from explorer.spark.native_result import run_spark_native
+
+    for given, option in ((args.checkpoint, "--checkpoint"), (args.per_micro_batch, "--arrival-batches-per-micro-batch")):
+        if given is not None:
+            raise InputError(f"{option} is for --engine spark; Spark's own query runs one micro-batch per arrival "
+                             "batch, from scratch")
+    native_query(config)
+    batches = len(batches_for(stream, config).commit_time)
+    seconds = native_seconds(batches)
+    if seconds > NATIVE_MAX_SECONDS:
+        raise InputError(f"Spark's own query runs one micro-batch per arrival batch: {batches:,} batches would take "
+                         f"about {human_duration(seconds * 1_000_000)}; cut the stream into fewer batches "
+                         "(--batches interval:…), or use --engine spark")
+    log = _divert_spark_output(None) if args.own_process else None
+    spark = partial(spark_session, args.master, ui=args.spark_ui)
+    with tqdm(total=batches, unit="batch", desc="spark-native", file=user_stderr(), disable=None) as bar:
+        def progress(p, _batches) -> None:
+            bar.update(min(p.batch_id + 1, batches) - bar.n)
+            bar.set_postfix(rows=p.input_rows, ms=p.duration_ms)
+        try:
+            return run_spark_native(stream, config, spark, progress=progress)
+        except InputError as error:
+            raise InputError(f"{error} (Spark's own output: {log})" if log else str(error)) from None
+
+
 def _divert_spark_output(checkpoint: str | None) -> Path:
     """Spark's banner and the JVM's tracebacks go to a log: in the checkpoint directory when there is one. Only
     when the process is the command's own (``python -m explorer``): the diversion lasts as long as the process."""
@@ -314,7 +360,9 @@ def cmd_run(args: argparse.Namespace) -> None:
     if args.out:
         _check_out_dir(Path(args.out), args.force)
     stream = load_source(args, column)
-    result = _run_on_spark(stream, config, args) if args.engine == "spark" else run(stream, config)
+    runners = {"local": lambda: run(stream, config), "spark": lambda: _run_on_spark(stream, config, args),
+               "spark-native": lambda: _run_spark_native(stream, config, args)}
+    result = runners[args.engine]()
     if args.out:
         with _writing(Path(args.out)):
             _write_out(result, Path(args.out))
@@ -350,9 +398,37 @@ def cmd_curve(args: argparse.Namespace) -> None:
         print(format_curve_table(rows))
 
 
+def cmd_spark_log(args: argparse.Namespace) -> None:
+    """The job's micro-batches as its log has them; with the events export (whose batch column is Spark's
+    batchId), the spark preset's replay beside them."""
+    from explorer.spark.job_log import explain_job, format_explanation
+    from explorer.spark.progress import read_progress_log
+
+    progress = read_progress_log(args.log)
+    if not args.events and not args.synthetic:
+        print(f"{'batch':>6} {'started':>24} {'rows':>7} {'ms':>6} {'watermark':>24} {'dropped':>7} {'in state':>8}")
+        for p in progress:
+            print(f"{p.batch_id:>6} {format_instant(p.started, True):>24} {p.input_rows:>7} {p.duration_ms:>6} "
+                  f"{format_instant(p.watermark, True):>24} {p.dropped:>7} {p.state_rows:>8}")
+        print(f"{sum(p.dropped for p in progress):,} rows dropped by the watermark (counted at the aggregation: one "
+              "per key and window each micro-batch); give the job's events export to see which events they were")
+        return
+    if args.preset not in (None, "spark"):
+        raise InputError("spark-log replays a Spark job: --preset is spark")
+    args.preset = "spark"
+    config, column = build_config(args)
+    stream = load_source(args, column)
+    print(format_explanation(explain_job(progress, stream, config, _target(args.target)), stream.absolute))
+
+
+def _target(value: float) -> float:
+    """A completeness target as a fraction: 0.99 and 99 (per cent) alike."""
+    return value / 100 if value > 1 else value
+
+
 def cmd_tune(args: argparse.Namespace) -> None:
     config, column = build_config(args)
-    target = args.target / 100 if args.target > 1 else args.target
+    target = _target(args.target)
     if args.second:
         _print_frontier(frontier(load_source(args, column), config, target, args.second), args)
         return
@@ -508,7 +584,7 @@ def _write_table(frame: pd.DataFrame, out: Path) -> None:
     print(f"wrote {len(frame)} events to {out}")
 
 
-COMMANDS = {"run": cmd_run, "curve": cmd_curve, "tune": cmd_tune, "compare": cmd_compare, "export": cmd_export, "validate": cmd_validate,
+COMMANDS = {"run": cmd_run, "curve": cmd_curve, "tune": cmd_tune, "spark-log": cmd_spark_log, "compare": cmd_compare, "export": cmd_export, "validate": cmd_validate,
             "generate": cmd_generate}
 
 

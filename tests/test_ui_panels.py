@@ -12,7 +12,7 @@ from explorer.core import run
 from explorer.export import export
 from explorer.ui import Explorer
 from explorer.ui.figures import STATUS_LABELS
-from explorer.ui.panels import differences
+from explorer.core.result import differences
 
 S = 1e6
 
@@ -29,6 +29,23 @@ def test_run_on_spark_in_the_background_then_badge_and_redraw(spark):
     assert panel.progress.value == panel.progress.max > 1
     assert explorer.result is panel.result and "computed by spark" in explorer.clocks.layout.title.text
     assert not panel.run_button.disabled and panel.cancel_button.disabled
+
+
+def test_run_on_spark_with_the_spark_preset_runs_sparks_own_query(spark):
+    """The spark preset's rules: the panel runs Spark's own withWatermark + window query and holds what Spark did
+    against the preview; ticking "the preview's rules" runs those rules as a Spark query instead."""
+    explorer = Explorer(generate("voltsp", scenario=4), "spark")
+    panel = explorer.spark_panel
+    panel.run_button.click()
+    panel.thread.join(300)
+    assert panel.result is not None and panel.result.engine == "spark-native", panel.status.value
+    assert "Spark's own query agrees with the preview" in panel.badge.value, panel.status.value + panel.badge.value
+    assert explorer.result is panel.result and "computed by spark-native" in explorer.clocks.layout.title.text
+    assert panel.progress.value == len(panel.result.watermarks["batch"].unique())
+    panel.rules.value = True
+    panel.run_button.click()
+    panel.thread.join(300)
+    assert panel.result.engine == "spark" and "Spark, running these rules, agrees" in panel.badge.value
 
 
 def test_differences_names_the_table_and_row():

@@ -102,7 +102,8 @@ class Metrics:
 class Result:
     """``events``: one row per event in arrival order. ``assignments``: one row per (event, window) pair —
     ``event`` is the event's row, ``late`` whether it was late for that window, ``admitted`` whether the
-    window took it (sessions: the session it ended up in). ``windows``: one row per emission.
+    window took it (sessions: the session it ended up in). ``windows``: one row per emission, its ``ids`` in
+    arrival order.
     ``watermarks``: the trace per batch (and heartbeat) and scope."""
 
     events: pd.DataFrame
@@ -186,3 +187,31 @@ def _num(micros: Any, unit: str) -> float | None:
         return None
     value = int(micros) / MICROS[unit]
     return int(value) if value == int(value) else value
+
+
+def differences(a: Result, b: Result) -> list[str]:
+    """Where two Results differ, in words (empty when they agree table for table)."""
+    out = []
+    for table in ("events", "assignments", "windows", "watermarks"):
+        left, right = getattr(a, table), getattr(b, table)
+        if len(left) != len(right):
+            out.append(f"{table}: {len(left)} rows vs {len(right)}")
+            continue
+        for column in left.columns:
+            ours, theirs = left[column].astype(object).to_numpy(), right[column].astype(object).to_numpy()
+            same = np.array([_same(x, y) for x, y in zip(ours, theirs)], dtype=bool)
+            if not same.all():
+                row = int(np.flatnonzero(~same)[0])
+                out.append(f"{table}.{column}: first at row {row} ({ours[row]!r} vs {theirs[row]!r})")
+    if a.metrics != b.metrics:
+        out.append("metrics differ")
+    return out
+
+
+def _same(x, y) -> bool:
+    """Equal values, or both missing (pd.NA, None and NaN alike)."""
+    x_missing = not isinstance(x, tuple) and pd.isna(x)
+    y_missing = not isinstance(y, tuple) and pd.isna(y)
+    if x_missing or y_missing:
+        return x_missing and y_missing
+    return bool(x == y)

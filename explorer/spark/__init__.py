@@ -2,14 +2,19 @@
 
 ``runner`` runs the core's own semantics as a Structured Streaming query with its state in Spark's state
 store (``--engine spark``), its input planned and staged by ``staging`` and its working directory guarded by
-``fingerprint``. ``native`` runs real Structured Streaming queries (withWatermark + window/session_window count) over a
-stream's arrival batches; the ``spark`` preset of the core is tested against it.
+``fingerprint``. ``native`` runs Spark's own Structured Streaming query (withWatermark + window/session_window) over a
+stream's arrival batches and ``native_result`` reads what it did into a Result (``--engine spark-native``), the
+ground truth the ``spark`` preset is held against. ``progress`` reads Spark's StreamingQueryProgress, of that
+query or of a production job's log.
 """
 
-from explorer.spark.native import NativeEmission, run_native
+from explorer.spark.native import NativeEmission, NativeRun, run_native
+from explorer.spark.native_result import native_query, native_seconds
+from explorer.spark.progress import BatchProgress, read_progress_log
 from explorer.spark.runner import Cancelled, Progress, SparkRunError, run_spark
 from explorer.spark.session import spark_session
 from explorer.spark.staging import MicroBatchPlan, expected_seconds, plan_micro_batches
 
-__all__ = ["Cancelled", "MicroBatchPlan", "NativeEmission", "Progress", "SparkRunError", "expected_seconds",
-           "plan_micro_batches", "run_native", "run_spark", "spark_session"]
+__all__ = ["BatchProgress", "Cancelled", "MicroBatchPlan", "NativeEmission", "NativeRun", "Progress", "SparkRunError",
+           "expected_seconds", "native_query", "native_seconds", "plan_micro_batches", "read_progress_log",
+           "run_native", "run_spark", "spark_session"]

@@ -22,6 +22,7 @@ from plotly.subplots import make_subplots
 from explorer.compare import Comparison, Disagreement, compare, side_config
 from explorer.config import PRESETS, RunConfig, delay_of
 from explorer.core import Result, run
+from explorer.core.result import differences
 from explorer.errors import InputError
 from explorer.export import TARGETS, ExportSource, export
 from explorer.streams import Stream, batches_for
@@ -33,40 +34,15 @@ MAX_SPARK_SECONDS = 600  # a run expected to take longer is started only on "run
 COMPARE_POINTS = 5_000  # events per panel and view; small multiples show a stretch, not every point
 
 
-def differences(a: Result, b: Result) -> list[str]:
-    """Where two Results differ, in words (empty when they agree table for table)."""
-    out = []
-    for table in ("events", "assignments", "windows", "watermarks"):
-        left, right = getattr(a, table), getattr(b, table)
-        if len(left) != len(right):
-            out.append(f"{table}: {len(left)} rows vs {len(right)}")
-            continue
-        for column in left.columns:
-            ours, theirs = left[column].astype(object).to_numpy(), right[column].astype(object).to_numpy()
-            same = np.array([_same(x, y) for x, y in zip(ours, theirs)], dtype=bool)
-            if not same.all():
-                row = int(np.flatnonzero(~same)[0])
-                out.append(f"{table}.{column}: first at row {row} ({ours[row]!r} vs {theirs[row]!r})")
-    if a.metrics != b.metrics:
-        out.append("metrics differ")
-    return out
-
-
-def _same(x, y) -> bool:
-    """Equal values, or both missing (pd.NA, None and NaN alike)."""
-    x_missing = not isinstance(x, tuple) and pd.isna(x)
-    y_missing = not isinstance(y, tuple) and pd.isna(y)
-    if x_missing or y_missing:
-        return x_missing and y_missing
-    return bool(x == y)
-
-
 class SparkPanel:
-    """"Run on Spark": the same configuration as a real Structured Streaming query, in the background,
-    with a progress bar and a cancel button; then a badge saying whether Spark agrees with the preview."""
+    """"Run on Spark", in the background with a progress bar and a cancel button, then a badge saying whether
+    Spark agrees with the preview. When Spark's own query can express the settings (the ``spark`` preset's rules)
+    it runs that query, withWatermark + window, one micro-batch per arrival batch: what Spark itself does, held
+    against the preset's prediction. Otherwise, or when asked, it runs the preview's rules as a Spark query."""
 
-    INTRO = ("<i>Runs the current settings as a Spark Structured Streaming query (local[2]); the first run starts "
-             "Spark (about 10 s).</i>")
+    INTRO = ("<i>With the spark preset's rules this runs Spark's own withWatermark + window query; with any other "
+             "rules, those rules as a Spark Structured Streaming query (local[2]). The first run starts Spark "
+             "(about 10 s).</i>")
 
     def __init__(self, stream: Callable[[], Stream], config: Callable[[], RunConfig],
                  preview: Callable[[], Result | None], show: Callable[[Result], None]):
@@ -80,6 +56,7 @@ class SparkPanel:
         self.badge = W.HTML()
         self._stream_generation = 0  # a run finishing after the stream changed is not shown over the new one
         self.anyway = W.Checkbox(value=False, description="run anyway", indent=False)
+        self.rules = W.Checkbox(value=False, description="the preview's rules, not Spark's own query", indent=False)
         self.result: Result | None = None
         self.thread: threading.Thread | None = None
         self._cancel = threading.Event()
@@ -93,32 +70,57 @@ class SparkPanel:
         self.result = None
         self.badge.value, self.status.value, self.progress.value = "", self.INTRO, 0
 
+    def _native(self, config: RunConfig) -> bool:
+        """Whether this run is Spark's own query: its settings say so, and the user did not ask otherwise."""
+        from explorer.spark import native_query
+
+        if self.rules.value:
+            return False
+        try:
+            native_query(config)
+        except InputError:
+            return False
+        return True
+
     def start(self, _button=None) -> None:
         if self.thread is not None and self.thread.is_alive():
             return
         stream, config = self._stream(), self._config()
-        from explorer.spark import expected_seconds, plan_micro_batches
+        from explorer.spark import expected_seconds, native_seconds, plan_micro_batches
 
-        plan = plan_micro_batches(batches_for(stream, config))
-        seconds = expected_seconds(plan, len(stream))
+        native = self._native(config)
+        batches = batches_for(stream, config)
+        if native:
+            seconds = native_seconds(len(batches.commit_time))
+            what = f"{len(batches.commit_time):,} arrival batches, one Spark micro-batch each"
+        else:
+            plan = plan_micro_batches(batches)
+            seconds, what = expected_seconds(plan, len(stream)), plan.describe()
         if seconds > MAX_SPARK_SECONDS and not self.anyway.value:
-            self.status.value = (f"<span style='color:#a00'>{len(stream):,} events in {plan.describe()}: about "
-                                 f"{human_duration(seconds * S)} on Spark (local[2]). Tick 'run anyway' to start it.</span>")
+            self.status.value = (f"<span style='color:#a00'>{len(stream):,} events in {what}: about "
+                                 f"{human_duration(seconds * S)} on Spark (local[2]). Tick 'run anyway' to start it"
+                                 f"{'' if not native else ', or fewer arrival batches (batches control)'}.</span>")
             return
         self._cancel.clear()
         self.run_button.disabled, self.cancel_button.disabled = True, False
         self.progress.value, self.badge.value = 0, ""
         self.status.value = "starting Spark…"
-        self.thread = threading.Thread(target=self._work, args=(stream, config, self._stream_generation), daemon=True)
+        self.thread = threading.Thread(target=self._work, args=(stream, config, native, self._stream_generation),
+                                       daemon=True)
         self.thread.start()
 
-    def _work(self, stream: Stream, config: RunConfig, generation: int) -> None:
+    def _work(self, stream: Stream, config: RunConfig, native: bool, generation: int) -> None:
         from explorer.spark import run_spark, spark_session
+        from explorer.spark.native_result import as_spark_reports, run_spark_native
 
         started = time.perf_counter()
         try:
-            result = run_spark(stream, config, spark_session, progress=self._on_progress, cancel=self._cancel)
-        except InputError as error:  # cancelled, or Spark failed: one line with the checkpoint
+            if native:
+                result = run_spark_native(stream, config, spark_session, progress=self._on_native_progress,
+                                          cancel=self._cancel)
+            else:
+                result = run_spark(stream, config, spark_session, progress=self._on_progress, cancel=self._cancel)
+        except InputError as error:  # cancelled, or Spark failed: one line (with the checkpoint, for the rules)
             if generation == self._stream_generation:
                 self.status.value = f"<span style='color:#a00'>{html.escape(str(error))}</span>"
             return
@@ -131,16 +133,18 @@ class SparkPanel:
         preview = self._preview()
         local = preview if preview is not None and preview.engine == "local" and preview.config == config \
             else run(stream, config)
-        found = differences(local, result)
-        self.status.value = f"Spark finished {self.progress.max} micro-batches in {seconds:.1f} s; showing its Result."
+        found = differences(as_spark_reports(local), result) if native else differences(local, result)
+        who = "Spark's own query" if native else "Spark, running these rules,"
+        self.status.value = (f"{who} finished {self.progress.value} micro-batches in {seconds:.1f} s; showing its "
+                             "Result" + (" (its watermark is the one Spark reported)." if native else "."))
         if found:
             items = "".join(f"<li>{html.escape(f)}</li>" for f in found[:8])
-            self.badge.value = (f"<div style='background:#fde;padding:4px'><b>Spark and the preview differ</b>"
+            self.badge.value = (f"<div style='background:#fde;padding:4px'><b>{who} and the preview differ</b>"
                                 f"<ul>{items}</ul></div>")
         else:
-            self.badge.value = ("<div style='background:#dfd;padding:4px'><b>Spark agrees with the preview</b>: "
+            self.badge.value = (f"<div style='background:#dfd;padding:4px'><b>{who} agrees with the preview</b>: "
                                 f"{len(result.windows)} emissions, {len(result.events)} event statuses and the "
-                                "watermark trace are identical.</div>")
+                                "watermark per micro-batch are identical.</div>")
         self._show(result)
 
     def _on_progress(self, p) -> None:
@@ -149,8 +153,16 @@ class SparkPanel:
         wm = format_instant(p.watermark, self._stream().absolute)
         self.status.value = f"micro-batch {p.batch}/{p.batches}: {p.rows} rows, watermark {wm}, {p.duration_ms} ms"
 
+    def _on_native_progress(self, p, batches: int) -> None:
+        """Spark's own progress report: its watermark, and the rows it dropped (counted after aggregation)."""
+        self.progress.max = max(batches, p.batch_id + 1)
+        self.progress.value = p.batch_id + 1
+        wm = format_instant(p.watermark, self._stream().absolute)
+        self.status.value = (f"micro-batch {p.batch_id + 1}/{batches}: {p.input_rows} rows, Spark's watermark {wm}, "
+                             f"{p.dropped} dropped by it, {p.duration_ms} ms")
+
     def box(self) -> W.Widget:
-        row = W.HBox([self.run_button, self.cancel_button, self.progress, self.anyway],
+        row = W.HBox([self.run_button, self.cancel_button, self.progress, self.anyway, self.rules],
                      layout=W.Layout(flex_flow="row wrap"))  # folds on a narrow page rather than cutting labels
         return W.VBox([row, self.status,
                        self.badge])

@@ -1,0 +1,121 @@
+"""Spark's own account of a streaming query, micro-batch by micro-batch: ``StreamingQueryProgress``.
+
+Two things read it: the ``spark-native`` runner (its query's progress gives the watermark each micro-batch
+used and the rows it dropped) and the import of a production job's log. A log is JSON lines, either the
+progress itself (``query.lastProgress`` as JSON, what a ``StreamingQueryListener`` logs) or Spark's event log,
+whose ``QueryProgressEvent`` lines carry it under ``progress``; other event-log lines are skipped.
+
+No Spark here: reading a log needs only this module.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from explorer.errors import InputError
+
+PROGRESS_EVENT = "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent"
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+MAX_LOG_BYTES = 2 * 1024**3  # a progress line is a few KB: a million micro-batches fit, a runaway file does not
+MAX_LINE_BYTES = 16 * 1024**2  # Kafka offsets of thousands of partitions stay well below it
+
+
+@dataclass(frozen=True)
+class BatchProgress:
+    """One micro-batch as Spark reported it. Times are µs since the epoch. ``watermark`` is the one the batch
+    evicted windows with; Spark reports 0 before it has seen any event time, which is kept as 0 here (the
+    caller knows whether data came before). ``dropped`` sums numRowsDroppedByWatermark over the stateful
+    operators: rows after window assignment, so a sliding window's row counts once per window it was late for."""
+
+    batch_id: int
+    started: int  # the trigger's start ("timestamp")
+    input_rows: int
+    duration_ms: int
+    watermark: int | None
+    event_time_max: int | None
+    dropped: int
+    state_rows: int
+    query: str  # the query's name, else its id: a log can hold several queries
+    run_id: str
+
+
+def parse_progress(record: dict[str, Any], where: str) -> BatchProgress:
+    """One progress record (a parsed JSON object); ``where`` names it in errors ("job.log line 12")."""
+    try:
+        event_time = record.get("eventTime") or {}
+        operators = record.get("stateOperators") or []
+        return BatchProgress(
+            batch_id=_int(record["batchId"]),
+            started=_instant(record["timestamp"]),
+            input_rows=_int(record.get("numInputRows", 0)),
+            duration_ms=_int((record.get("durationMs") or {}).get("triggerExecution", 0)),
+            watermark=_instant(event_time["watermark"]) if "watermark" in event_time else None,
+            event_time_max=_instant(event_time["max"]) if "max" in event_time else None,
+            dropped=sum(_int(op.get("numRowsDroppedByWatermark", 0)) for op in operators),
+            state_rows=sum(_int(op.get("numRowsTotal", 0)) for op in operators),
+            query=str(record.get("name") or record.get("id") or ""),
+            run_id=str(record.get("runId") or ""),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        detail = f"no {error.args[0]!r}" if isinstance(error, KeyError) else str(error)
+        raise InputError(f"{where}: not a StreamingQueryProgress ({detail})") from None
+
+
+def read_progress_log(path: str | Path) -> list[BatchProgress]:
+    """Every micro-batch in a log file, in the order written. One query per log: a log holding several
+    queries is refused with their names (split it, or log one query)."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+    except OSError as error:
+        raise InputError(f"cannot read {path}: {error.strerror}") from None
+    if size > MAX_LOG_BYTES:
+        raise InputError(f"{path}: {size / 1024**3:.1f} GB is more than a progress log holds (limit 2 GB)")
+    batches: list[BatchProgress] = []
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            where = f"{path} line {number}"
+            if len(raw) > MAX_LINE_BYTES:
+                raise InputError(f"{where}: a line of {len(raw) / 1024**2:.0f} MB is not a progress record")
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as error:
+                raise InputError(f"{where}: not JSON ({error.__class__.__name__})") from None
+            if not isinstance(record, dict):
+                raise InputError(f"{where}: not a JSON object")
+            if "Event" in record:  # Spark's event log: only the query progress events matter
+                if record["Event"] != PROGRESS_EVENT:
+                    continue
+                record = record.get("progress")
+                if not isinstance(record, dict):
+                    raise InputError(f"{where}: a QueryProgressEvent without its progress")
+            batches.append(parse_progress(record, where))
+    if not batches:
+        raise InputError(f"{path}: no StreamingQueryProgress records (JSON lines of query.lastProgress, or Spark's "
+                         "event log)")
+    queries = sorted({b.query for b in batches})
+    if len(queries) > 1:
+        raise InputError(f"{path}: holds {len(queries)} queries ({', '.join(queries[:4])}); give one query's log")
+    return batches
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
+        raise ValueError(f"{value!r} is not a count")
+    return int(value)
+
+
+def _instant(text: Any) -> int:
+    """Spark's ISO-8601 instants ("2026-11-23T10:00:00.123Z", always UTC) → µs since the epoch."""
+    if not isinstance(text, str):
+        raise ValueError(f"{text!r} is not a time")
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        raise ValueError(f"{text!r} has no time zone")
+    return (moment - EPOCH) // timedelta(microseconds=1)

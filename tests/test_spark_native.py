@@ -1,0 +1,173 @@
+"""``--engine spark-native``: Spark's own query read into a Result, and the checks that keep a misread run from
+becoming numbers.
+
+The Spark-free tests feed ``native_result`` the observations Spark would report for the preset's own run (which
+real Spark matches: ``test_spark_preset``), then tamper with one to show each check fails.
+"""
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+
+import pandas as pd
+import pytest
+
+from explorer import preset, run
+from explorer.config import BatchKind, BatchSpec, Scope, WindowSpec
+from explorer.core.result import differences
+from explorer.errors import InputError
+from explorer.spark import NativeEmission, NativeRun, read_progress_log
+from explorer.spark.native_result import NativeMismatch, as_spark_reports, native_query, native_result
+from explorer.spark.progress import BatchProgress
+from test_spark_preset import STREAMS, random_stream, straggling_stream
+
+S = 1_000_000
+
+
+def config_for(window: str, delay: float, **time):
+    return replace(preset("spark", delay=round(delay * S), **time), window=WindowSpec.parse(window),
+                   batches=BatchSpec(BatchKind.COLUMN))
+
+
+def observed(result) -> NativeRun:
+    """What Spark reports for a run that went as ``result`` says: its emissions, the windows left open, and a
+    progress record per micro-batch (watermark, rows dropped at the operator, windows in state)."""
+    windows = result.windows
+    micro_batches = int(result.watermarks["batch"].max())
+    emitted = [NativeEmission(int(w.emit_batch), w.key, int(w.start), int(w.end), tuple(w.ids))
+               for w in windows[windows["reason"] == "WATERMARK"].itertuples()]
+    still = [NativeEmission(micro_batches, w.key, int(w.start), int(w.end), tuple(w.ids))
+             for w in windows[windows["reason"] == "END_OF_STREAM"].itertuples()]
+    events, pairs = result.events, result.assignments
+    refused = pairs[~pairs["admitted"]]
+    progress = []
+    for b in range(micro_batches):
+        trace = result.watermarks[(result.watermarks["batch"] == b + 1) & (result.watermarks["scope"] == "*")]
+        effective = trace["effective"].iloc[0]
+        in_batch = refused[events["batch"].to_numpy()[refused["event"].to_numpy()] == b + 1]
+        groups = {(events["key"].iloc[r.event], r.start, r.end) for r in in_batch.itertuples()}
+        progress.append(BatchProgress(b, 0, int((events["batch"] == b + 1).sum()), 1,
+                                      0 if pd.isna(effective) else int(effective), None, len(groups),
+                                      result.metrics.max_open_windows, "q", "r"))
+    return NativeRun(emitted, still, progress, [])
+
+
+@pytest.mark.parametrize("make,seed,window,delay", STREAMS, ids=[f"{m.__name__.split('_')[0]}-{w}-delay{d}-seed{s}"
+                                                                  for m, s, w, d in STREAMS])
+def test_spark_reports_read_back_into_the_same_result(make, seed, window, delay):
+    stream, config = make(seed), config_for(window, delay)
+    predicted = run(stream, config)
+    assert differences(as_spark_reports(predicted), native_result(stream, config, observed(predicted))) == []
+
+
+def dropping_case():
+    """A case where Spark drops rows (sliding windows, so some rows are refused by one window only)."""
+    stream, config = straggling_stream(101), config_for("sliding:10:5", 0)
+    predicted = run(stream, config)
+    assert predicted.metrics.dropped > 0
+    return stream, config, observed(predicted)
+
+
+def test_a_dropped_count_that_does_not_add_up_is_refused():
+    stream, config, seen = dropping_case()
+    batch = next(i for i, p in enumerate(seen.progress) if p.dropped)
+    progress = list(seen.progress)
+    progress[batch] = replace(progress[batch], dropped=progress[batch].dropped - 1)
+    with pytest.raises(NativeMismatch, match=f"dropped by the watermark in micro-batch {batch}"):
+        native_result(stream, config, replace(seen, progress=progress))
+
+
+def test_a_watermark_the_events_do_not_give_is_refused():
+    stream, config, seen = dropping_case()
+    progress = list(seen.progress)
+    progress[-1] = replace(progress[-1], watermark=progress[-1].watermark + 1_000)
+    with pytest.raises(NativeMismatch, match="watermark"):
+        native_result(stream, config, replace(seen, progress=progress))
+
+
+def test_an_event_in_a_window_that_cannot_hold_it_is_refused():
+    stream, config, seen = dropping_case()
+    first = seen.emissions[0]
+    moved = replace(first, start=first.start + 1, end=first.end + 1)
+    with pytest.raises(NativeMismatch, match="does not hold it"):
+        native_result(stream, config, replace(seen, emissions=[moved, *seen.emissions[1:]]))
+
+
+@pytest.mark.parametrize("config,words", [
+    (preset("voltsp"), "--strategy min (Spark's: max)"),
+    (preset("spark", idle_timeout=10 * S), "--idle-timeout 10s (Spark's: off)"),
+    (preset("flink"), "--late side-output (Spark's: drop)"),
+    (preset("spark", scope=Scope.KEY), "not --scope key"),
+    (preset("spark", delay=1_500), "whole milliseconds, not 1500us"),
+], ids=["voltsp", "idle-timeout", "flink", "per-key", "sub-millisecond"])
+def test_what_spark_cannot_express_is_refused_in_its_words(config, words):
+    with pytest.raises(InputError) as refused:
+        native_query(config)
+    assert words in str(refused.value)
+
+
+@pytest.mark.spark
+def test_cli_spark_native_is_the_preset_on_a_file(tmp_path, spark):
+    """The command line, end to end, on a CSV file: Spark's own query and the preset print the same JSON, but
+    for the engine's name; settings Spark cannot express exit 2 in one line before Spark starts."""
+    from explorer.cli import main
+
+    source = tmp_path / "s.csv"
+    random_stream(6).events[["id", "key", "event_time", "arrival_time", "batch"]].to_csv(source, index=False)
+    args = ["run", str(source), "--time-unit", "us", "--preset", "spark", "--window", "sliding:20s:5s", "--delay", "6s",
+            "--batches", "column", "--format", "json"]
+    outputs = {}
+    for engine in ("local", "spark-native"):
+        out = tmp_path / f"{engine}.json"
+        with out.open("w") as handle, pytest.MonkeyPatch.context() as patch:
+            patch.setattr(sys, "stdout", handle)
+            main([*args, "--engine", engine])
+        outputs[engine] = json.loads(out.read_text())
+    assert outputs["spark-native"].pop("engine") == "spark-native"
+    assert outputs["local"].pop("engine") == "local"
+    assert outputs["spark-native"] == outputs["local"]
+    refused = subprocess.run([sys.executable, "-m", "explorer", "run", str(source), "--time-unit", "us", "--preset", "flink",
+                              "--window", "tumbling:10s", "--engine", "spark-native"], capture_output=True, text=True)
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "--late side-output" in refused.stderr
+
+
+@pytest.mark.spark
+def test_a_real_query_log_explained_with_its_events(tmp_path, spark, capsys):
+    """A real query's progress log, written as a job logs it (and wrapped as Spark's event log has it), reads
+    back to the same records; with the events export, the spark preset's replay names the events behind every
+    numRowsDroppedByWatermark and agrees micro-batch by micro-batch. The wrong delay shows where it parts."""
+    from explorer.cli import main
+    from explorer.spark import run_native
+    from explorer.spark.job_log import explain_job
+    from explorer.spark.progress import PROGRESS_EVENT
+    from explorer.streams import assign_batches, load_events
+    from explorer.streams.loading import parse_time_units
+
+    stream = straggling_stream(101)
+    ran = run_native(spark, stream, WindowSpec.parse("sliding:10:5"), 0, BatchSpec(BatchKind.COLUMN))
+    log, event_log = tmp_path / "progress.jsonl", tmp_path / "eventlog"
+    log.write_text("\n".join(ran.log) + "\n")
+    event_log.write_text("\n".join([json.dumps({"Event": "SparkListenerApplicationStart"})]
+                                    + [json.dumps({"Event": PROGRESS_EVENT, "progress": json.loads(line)})
+                                       for line in ran.log]) + "\n")
+    assert read_progress_log(log) == ran.progress == read_progress_log(event_log)
+    assert sum(p.dropped for p in ran.progress) > 0
+
+    export = tmp_path / "events.csv"  # the job's export: the micro-batch each row was read in, as Spark numbers it
+    frame = stream.events[["id", "key", "event_time", "arrival_time", "batch"]].copy()
+    frame["batch"] = assign_batches(stream, BatchSpec(BatchKind.COLUMN)).number - 1  # one micro-batch each
+    frame.to_csv(export, index=False)
+    events = load_events(export, time_unit=parse_time_units("us"))
+    explained = explain_job(ran.progress, events, config_for("sliding:10:5", 0))
+    assert all(b.agrees for b in explained.batches)
+    assert [b.dropped_groups for b in explained.batches] == [p.dropped for p in ran.progress]
+    native = native_result(stream, config_for("sliding:10:5", 0), ran).events
+    assert {i for b in explained.batches for i in b.dropped_ids} == set(native.loc[native["status"] == "dropped", "id"])
+    assert not all(b.agrees for b in explain_job(ran.progress, events, config_for("sliding:10:5", 2)).batches)
+
+    main(["spark-log", str(log), str(export), "--time-unit", "us", "--window", "sliding:10s:5s", "--delay", "0"])
+    printed = capsys.readouterr().out
+    assert "agrees with the log in every micro-batch" in printed
+    assert f"Spark reported {sum(p.dropped for p in ran.progress)} rows dropped" in printed
+    assert "would have kept 99%" in printed

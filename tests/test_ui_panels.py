@@ -45,7 +45,7 @@ def test_run_on_spark_with_the_spark_preset_runs_sparks_own_query(spark):
     panel.rules.value = True
     panel.run_button.click()
     panel.thread.join(300)
-    assert panel.result.engine == "spark" and "Spark, running these rules, agrees" in panel.badge.value
+    assert panel.result.engine == "spark" and "Spark agrees with the preview" in panel.badge.value
 
 
 def test_differences_names_the_table_and_row():

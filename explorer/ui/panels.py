@@ -134,7 +134,7 @@ class SparkPanel:
         local = preview if preview is not None and preview.engine == "local" and preview.config == config \
             else run(stream, config)
         found = differences(as_spark_reports(local), result) if native else differences(local, result)
-        who = "Spark's own query" if native else "Spark, running these rules,"
+        who = "Spark's own query" if native else "Spark"  # Spark, running the preview's rules
         self.status.value = (f"{who} finished {self.progress.value} micro-batches in {seconds:.1f} s; showing its "
                              "Result" + (" (its watermark is the one Spark reported)." if native else "."))
         if found:

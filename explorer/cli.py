@@ -401,17 +401,12 @@ def cmd_curve(args: argparse.Namespace) -> None:
 def cmd_spark_log(args: argparse.Namespace) -> None:
     """The job's micro-batches as its log has them; with the events export (whose batch column is Spark's
     batchId), the spark preset's replay beside them."""
-    from explorer.spark.job_log import explain_job, format_explanation
+    from explorer.spark.job_log import explain_job, format_explanation, format_log
     from explorer.spark.progress import read_progress_log
 
     progress = read_progress_log(args.log)
     if not args.events and not args.synthetic:
-        print(f"{'batch':>6} {'started':>24} {'rows':>7} {'ms':>6} {'watermark':>24} {'dropped':>7} {'in state':>8}")
-        for p in progress:
-            print(f"{p.batch_id:>6} {format_instant(p.started, True):>24} {p.input_rows:>7} {p.duration_ms:>6} "
-                  f"{format_instant(p.watermark, True):>24} {p.dropped:>7} {p.state_rows:>8}")
-        print(f"{sum(p.dropped for p in progress):,} rows dropped by the watermark (counted at the aggregation: one "
-              "per key and window each micro-batch); give the job's events export to see which events they were")
+        print(format_log(progress))
         return
     if args.preset not in (None, "spark"):
         raise InputError("spark-log replays a Spark job: --preset is spark")

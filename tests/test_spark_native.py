@@ -171,3 +171,7 @@ def test_a_real_query_log_explained_with_its_events(tmp_path, spark, capsys):
     assert "agrees with the log in every micro-batch" in printed
     assert f"Spark reported {sum(p.dropped for p in ran.progress)} rows dropped" in printed
     assert "would have kept 99%" in printed
+    main(["spark-log", str(log)])  # the log alone: one row per micro-batch, and the total
+    alone = capsys.readouterr().out.splitlines()
+    assert len(alone) == len(ran.progress) + 2
+    assert alone[-1].startswith(f"{sum(p.dropped for p in ran.progress)} rows dropped by the watermark")

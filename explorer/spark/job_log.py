@@ -62,8 +62,9 @@ def explain_job(progress: list[BatchProgress], stream: Stream, config: RunConfig
     if not stream.has_batch:
         raise InputError("the events export needs a batch column holding the micro-batch (Spark's batchId) each "
                          "row was read in")
+    # a no-data micro-batch before the last data: a live query. (A replayed backlog's comes only at the end.)
     with_data = [i for i, p in enumerate(progress) if p.input_rows]
-    live = any(not p.input_rows for p in progress[:with_data[-1]]) if with_data else False  # a backlog's ends one
+    live = any(not p.input_rows for p in progress[:with_data[-1]]) if with_data else False
     config = replace(config, batches=BatchSpec(BatchKind.COLUMN)).with_time(
         schedule=Schedule.LIVE if live else Schedule.BACKLOG)
     logged = {p.batch_id for p in progress}
@@ -82,6 +83,7 @@ def explain_job(progress: list[BatchProgress], stream: Stream, config: RunConfig
     effective = dict(zip((commits["batch"] + shift).tolist(), commits["effective"].tolist()))
     refused = result.assignments[~result.assignments["admitted"]]
     events = result.events
+    refused_in = events["batch"].to_numpy()[refused["event"].to_numpy()]  # each refused pair's arrival batch
     rows = []
     by_spark = {int(b): i for i, b in enumerate(spark_id.tolist())}
     for p in progress:
@@ -89,7 +91,7 @@ def explain_job(progress: list[BatchProgress], stream: Stream, config: RunConfig
         if arrival is None:
             rows.append(BatchSideBySide(p, False, None, 0, ()))
             continue
-        mine = refused[events["batch"].to_numpy()[refused["event"].to_numpy()] == arrival + 1]
+        mine = refused[refused_in == arrival + 1]
         groups = {(events["key"].iat[r.event], r.start, r.end) for r in mine.itertuples()}
         ids = tuple(dict.fromkeys(events["id"].iat[r] for r in mine["event"].tolist()))
         mark = effective.get(arrival + 1)
@@ -97,17 +99,33 @@ def explain_job(progress: list[BatchProgress], stream: Stream, config: RunConfig
     return JobExplanation(rows, result, tune(stream, config, target))
 
 
+def _log_header(watermark: str) -> str:
+    return f"{'batch':>6} {'started':>24} {'rows':>7} {'ms':>6} {watermark:>24} {'dropped':>7}"
+
+
+def _log_cells(p: BatchProgress, absolute: bool) -> str:
+    """What the log says of one micro-batch (its start is always wall-clock; its watermark in the data's time)."""
+    return (f"{p.batch_id:>6} {format_instant(p.started, True):>24} {p.input_rows:>7} {p.duration_ms:>6} "
+            f"{format_instant(p.watermark, absolute):>24} {p.dropped:>7}")
+
+
+def format_log(progress: list[BatchProgress]) -> str:
+    """The log alone, micro-batch by micro-batch, for the terminal."""
+    lines = [f"{_log_header('watermark')} {'in state':>8}"]
+    lines += [f"{_log_cells(p, True)} {p.state_rows:>8}" for p in progress]
+    lines.append(f"{sum(p.dropped for p in progress):,} rows dropped by the watermark (counted at the aggregation: "
+                 "one per key and window each micro-batch); give the job's events export to see which events they were")
+    return "\n".join(lines)
+
+
 def format_explanation(explanation: JobExplanation, absolute: bool) -> str:
     """The side-by-side table and what it means, for the terminal."""
-    lines = [f"{'batch':>6} {'started':>24} {'rows':>7} {'ms':>6} {'Spark watermark':>24} {'dropped':>7}   "
-             f"{'replay watermark':>24} {'dropped':>7} {'events':>6}"]
+    lines = [f"{_log_header('Spark watermark')}   {'replay watermark':>24} {'dropped':>7} {'events':>6}"]
     for b in explanation.batches:
-        p = b.progress
         replay = (f"{format_instant(b.watermark, absolute):>24} {b.dropped_groups:>7} {len(b.dropped_ids):>6}"
                   if b.replayed else f"{'(no rows in the export)':>24}")
         flag = "" if b.agrees else "  ← differs"
-        lines.append(f"{p.batch_id:>6} {format_instant(p.started, True):>24} {p.input_rows:>7} {p.duration_ms:>6} "
-                     f"{format_instant(p.watermark, absolute):>24} {p.dropped:>7}   {replay}{flag}")
+        lines.append(f"{_log_cells(b.progress, absolute)}   {replay}{flag}")
     dropping = [b for b in explanation.batches if b.progress.dropped]
     if dropping:
         ids = [i for b in dropping for i in b.dropped_ids]

@@ -196,19 +196,16 @@ def _order(e: NativeEmission):
 
 def _await(query, progress: Callable[[BatchProgress, int], None] | None, n_batches: int,
            cancel: threading.Event | None) -> list[dict]:
-    """Wait for an availableNow query, reporting each micro-batch; its progress records, in order."""
-    reported = 0
-    while not query.awaitTermination(0.5):
-        if cancel is not None and cancel.is_set():
+    """Wait for an availableNow query, reporting each micro-batch as it finishes; its progress records, in order."""
+    records: list[dict] = []
+    while True:
+        finished = query.awaitTermination(0.5)
+        if not finished and cancel is not None and cancel.is_set():
             query.stop()
-            raise NativeCancelled(f"stopped Spark's query after {reported} micro-batches")
-        if progress is not None:
-            records = query.recentProgress
-            for record in records[reported:]:
-                progress(parse_progress(json.loads(record.json), "Spark's progress"), n_batches)
-            reported = len(records)
-    records = [json.loads(p.json) for p in query.recentProgress]
-    if progress is not None:
-        for record in records[reported:]:
-            progress(parse_progress(record, "Spark's progress"), n_batches)
-    return records
+            raise NativeCancelled(f"stopped Spark's query after {len(records)} micro-batches")
+        for update in query.recentProgress[len(records):]:
+            records.append(json.loads(update.json))
+            if progress is not None:
+                progress(parse_progress(records[-1], "Spark's progress"), n_batches)
+        if finished:
+            return records

@@ -12,8 +12,9 @@ count of rows it dropped as late. The rest is read from those facts, not from th
   rows with the previous micro-batch's watermark).
 
 Two checks keep a misread run from becoming numbers: the refused pairs must add up to Spark's own
-``numRowsDroppedByWatermark`` in every micro-batch (which counts rows after partial aggregation), and every watermark Spark reported must be max event time − delay (floored
-at 0) for the events it had seen, in its millisecond arithmetic. Either failing is an error, not a Result.
+``numRowsDroppedByWatermark`` in every micro-batch (which counts rows after partial aggregation), and every
+watermark Spark reported must be max event time − delay (floored at 0) for the events it had seen, in its
+millisecond arithmetic. Either failing is an error, not a Result.
 """
 
 from __future__ import annotations
@@ -115,7 +116,7 @@ def native_result(stream: Stream, config: RunConfig, run: NativeRun) -> Result:
     raw = _raw_watermarks(stream, batches.starts, query, len(progress) + 1)
     spark_watermark = _spark_watermarks(progress, raw, query.delay)
     final_raw = raw[-1]  # all the input seen: if Spark ran no no-data batch, its watermark did not move
-    if spark_watermark[-1] != (None if final_raw is None else max(final_raw - query.delay, 0)):
+    if spark_watermark[-1] != _spark_arithmetic(final_raw, query.delay):
         raise NativeMismatch(f"Spark ended with watermark {spark_watermark[-1]} µs and ran no more micro-batches; "
                              f"the whole input gives {final_raw} µs − delay")
     arrays = stream.arrays()
@@ -142,8 +143,7 @@ def native_result(stream: Stream, config: RunConfig, run: NativeRun) -> Result:
     trace = [TracePoint(b + 1, int(commit[min(b, n - 1)]), GLOBAL, raw[b], spark_watermark[b],
                         "commit" if b < n else "no-data batch") for b in range(len(progress))]
     steps = [StepOutput(events=events, assignments=assignments, emissions=kept, trace=trace)]
-    effective = replace(config, time=replace(config.time, delay=query.delay))
-    return assemble(stream, effective, steps, max_open=max(p.state_rows for p in progress), engine_name=ENGINE)
+    return assemble(stream, config, steps, max_open=max(p.state_rows for p in progress), engine_name=ENGINE)
 
 
 def _raw_watermarks(stream: Stream, starts: np.ndarray, query: NativeQuery, micro_batches: int) -> list[int | None]:
@@ -192,12 +192,18 @@ def _check_dropped(stream: Stream, query: NativeQuery, assignments: list[Assignm
                                  f"{p.batch_id}; the windows it emitted leave out {found} (input, key, window)")
 
 
+def _spark_arithmetic(seen: int | None, delay: int) -> int | None:
+    """Spark's watermark for the max event time it has seen: never below 0, where its watermark starts (the
+    core's ``effective_watermark`` lets a stream before 1970 go below)."""
+    return None if seen is None else max(seen - delay, 0)
+
+
 def _spark_watermarks(progress: list[BatchProgress], raw: list[int | None], delay: int) -> list[int | None]:
     """Spark's reported watermark per micro-batch (None before it has seen data: it reports 0 then), checked
     against the events it had seen."""
     out = []
     for p, seen in zip(progress, raw):
-        expected = None if seen is None else max(seen - delay, 0)
+        expected = _spark_arithmetic(seen, delay)
         reported = p.watermark if seen is not None else None
         if reported != expected:
             raise NativeMismatch(f"Spark's watermark in micro-batch {p.batch_id} was {p.watermark} µs; the events "

@@ -16,9 +16,10 @@ from typing import Any, Sequence
 import yaml
 
 from explorer.errors import InputError
-from explorer.timeutil import format_duration, parse_duration
+from explorer.timeutil import format_duration, parse_duration, truncate_to_unit
 
 SECOND = 1_000_000
+MILLISECOND = 1_000
 
 
 class TimeSource(str, Enum):
@@ -188,12 +189,20 @@ class TimeConfig:
     # Flink's withIdleness: a partition silent this long (processing time) leaves the min/max merge until it
     # sends again; the merged watermark never goes back (scope partition-min/max only).
     source_idle_timeout: int | None = None
+    # Spark keeps its watermark in milliseconds: the event times that move it are read as t / 1000 and the
+    # withWatermark delay is whole ms, so on a µs stream the watermark is a whole ms. 1 µs: exact.
+    watermark_unit: int = 1
 
     def __post_init__(self) -> None:
         """Every value checked against TIME_FIELDS, whoever built the config (a flag, YAML, a control, code):
         one rule, one message."""
         for spec in TIME_FIELDS:
             spec.check(getattr(self, spec.name))
+
+    @property
+    def watermark_delay(self) -> int:
+        """The delay as the engine subtracts it: in whole watermark units (Spark's ms), like the event times."""
+        return truncate_to_unit(self.delay, self.watermark_unit)
 
     @property
     def follows_watermark_rows(self) -> bool:
@@ -331,6 +340,9 @@ TIME_FIELDS: tuple[TimeField, ...] = (
     TimeField("source_idle_timeout", "source_idle_timeout", "Flink's withIdleness: a partition this silent leaves "
               "the partition-min/max merge (off: never)", yaml="sourceIdleTimeout", control="source_idle",
               optional=True, positive=True),
+    TimeField("watermark_unit", "watermark_unit", "the watermark is kept in whole units of this: the event times "
+              "that move it and the delay are truncated toward zero to it (Spark: 1ms; default 1us, exact)",
+              yaml="watermarkUnit", positive=True),
 )
 FIELD_BY_OPTION = {spec.option: spec for spec in TIME_FIELDS}
 
@@ -435,10 +447,11 @@ PRESETS: dict[str, Preset] = {
     "spark": Preset(
         "spark",
         "Spark Structured Streaming: withWatermark(col, delay) + groupBy(window|session_window, key) in append "
-        "mode. One global watermark = max event time seen − delay (floored at 0); a row is dropped for a window "
-        "whose end ≤ the previous micro-batch's watermark; windows with end ≤ the watermark are emitted.",
+        "mode. One global watermark = max event time seen − delay (floored at 0), in whole milliseconds (event "
+        "times enter it as t / 1000 ms); a row is dropped for a window whose end ≤ the previous micro-batch's "
+        "watermark; windows with end ≤ the watermark are emitted.",
         TimeConfig(strategy=Strategy.MAX, late_policy=LatePolicy.DROP, scope=Scope.GLOBAL,
-                   schedule=Schedule.BACKLOG),
+                   schedule=Schedule.BACKLOG, watermark_unit=MILLISECOND),
         delay_field="delay",
     ),
     "flink": Preset(

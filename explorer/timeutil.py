@@ -37,6 +37,13 @@ def parse_duration(text: str | float | int, default_unit: str = "s") -> int:
     return int((number * MICROS[unit]).to_integral_value(ROUND_HALF_EVEN))
 
 
+def truncate_to_unit(micros: int, unit: int) -> int:
+    """``micros`` cut to whole ``unit``s toward zero, as a Long division does (Spark reads a µs event time into
+    its ms watermark as ``t / 1000``): 1.9 ms → 1 ms, −1.9 ms → −1 ms."""
+    whole = abs(micros) // unit * unit
+    return whole if micros >= 0 else -whole
+
+
 def to_unit(micros: int | float, unit: str = "s") -> float:
     """Convert µs to a number in ``unit`` (for output and plots)."""
     return micros / MICROS[unit]

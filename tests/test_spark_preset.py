@@ -47,6 +47,19 @@ def straggling_stream(seed: int):
     return stream_from_frame(frame, name=f"straggling-{seed}")
 
 
+def microsecond_stream(seed: int):
+    """Event times with µs digits, bunched within 2 ms after multiples of 4 s: a window or session end then often
+    lies less than a millisecond below the max seen, where Spark's ms watermark (t / 1000) has not reached it yet
+    and a µs one has."""
+    rng = np.random.default_rng(seed)
+    n = 40
+    event_time = rng.integers(0, 16, n) * 4 * S + rng.integers(0, 2_000, n)
+    frame = pd.DataFrame({"id": [f"e{i}" for i in range(n)], "key": rng.choice(["a", "b"], n),
+                          "event_time": event_time / S, "arrival_time": np.arange(n, dtype=float),
+                          "batch": np.sort(rng.integers(1, 13, n))})
+    return stream_from_frame(frame, name=f"microsecond-{seed}")
+
+
 def emitted_by_watermark(result) -> list[NativeEmission]:
     """The preset's WATERMARK emissions in run_native's form and order (END_OF_STREAM is never emitted by Spark)."""
     windows = result.windows[result.windows["reason"] == "WATERMARK"]
@@ -62,7 +75,9 @@ CASES = [(seed, window, delay) for seed, (window, delay) in enumerate([
 
 
 STRAGGLING = [(100, "tumbling:10", 0), (101, "sliding:10:5", 0), (102, "session:3", 1)]
-STREAMS = [(random_stream, seed, w, d) for seed, w, d in CASES] + [(straggling_stream, *case) for case in STRAGGLING]
+MICROSECONDS = [(200, "tumbling:4", 0), (201, "session:4", 0), (202, "session:4", 0.002)]
+STREAMS = [(random_stream, seed, w, d) for seed, w, d in CASES] + [(straggling_stream, *case) for case in STRAGGLING] \
+    + [(microsecond_stream, *case) for case in MICROSECONDS]
 
 
 @pytest.mark.parametrize("make,seed,window,delay", STREAMS, ids=[f"{m.__name__.split('_')[0]}-{w}-delay{d}-seed{s}"

@@ -57,7 +57,7 @@ def assemble(stream: Stream, config: RunConfig, outputs: list[StepOutput], max_o
         for decision in out.events:
             status[decision.row] = decision.status
             seen[decision.row] = decision.watermark
-    delay = config.time.delay
+    delay = config.time.watermark_delay
     ev = stream.events
     arrays = stream.arrays()
     processing = config.time.time_source is TimeSource.PROCESSING

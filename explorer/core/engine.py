@@ -92,7 +92,7 @@ class Engine:
         return self.merge.mark() if self.merge else self.generator.mark(group)
 
     def effective(self, raw: int) -> int:
-        return effective_watermark(raw, self.time.delay)
+        return effective_watermark(raw, self.time.watermark_delay)
 
     # --- records -----------------------------------------------------------------------------------
     def emit(self, w: Window, reason: Reason, at: int, group_raw: int) -> None:
@@ -151,7 +151,7 @@ class Engine:
                 continue
             for end, _, w in heap:
                 if w.alive and not w.fired and w.end == end:
-                    at = clock.reaches(group, end + self.time.delay)
+                    at = clock.reaches(group, end + self.time.watermark_delay)
                     # woken before the next item, but one due exactly when it arrives closes after it is taken:
                     # Bytewax's runtime takes an activation's items before its notifications (that item then
                     # keeps the key's state, and its clock, alive)
@@ -167,7 +167,7 @@ class Engine:
         candidates = [self.idleness.next_deadline()]
         if self.processing:
             end = self.store.first_due(GLOBAL)
-            candidates.append(None if end is None else end + self.time.delay)
+            candidates.append(None if end is None else end + self.time.watermark_delay)
         known = [c for c in candidates if c is not None]
         return min(known) if known else None
 

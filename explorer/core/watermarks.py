@@ -9,6 +9,7 @@ then merged) or ``GLOBAL``. Raw watermarks never move back.
 from __future__ import annotations
 
 from explorer.config import Schedule, Scope, Strategy, TimeConfig, TimeSource
+from explorer.timeutil import truncate_to_unit
 
 NONE = -(2**62)  # "no watermark yet": below every real time, so comparisons need no special case
 GLOBAL = "*"
@@ -24,11 +25,16 @@ def effective_watermark(raw: int, delay: int) -> int:
 
 class Generator:
     """Raw watermarks per source. Subclasses say when they move: per element, after an admission, or with
-    the batch's event times at commit."""
+    the batch's event times at commit. Event times enter a watermark in whole ``unit``s (``in_unit``)."""
 
-    def __init__(self, bound: int):
+    def __init__(self, bound: int, unit: int = 1):
         self.bound = bound
+        self.unit = unit
         self.marks: dict[str, int] = {}
+
+    def in_unit(self, t: int) -> int:
+        """An event time as the watermark reads it: Spark's ms watermark reads t / 1000 (truncated)."""
+        return truncate_to_unit(t, self.unit)
 
     def mark(self, source: str) -> int:
         return self.marks.get(source, NONE)
@@ -59,28 +65,29 @@ class Generator:
 class PerBatch(Generator):
     """VoltSP's MIN_EVENT_TIME / MAX_EVENT_TIME: at commit, the batch's smallest (or largest) event time."""
 
-    def __init__(self, bound: int, smallest: bool):
-        super().__init__(bound)
+    def __init__(self, bound: int, unit: int, smallest: bool):
+        super().__init__(bound, unit)
         self.smallest = smallest
 
     def candidates(self, batch_min, batch_max):
-        return batch_min if self.smallest else batch_max
+        return {source: self.in_unit(t) for source, t in (batch_min if self.smallest else batch_max).items()}
 
 
 class BoundedOutOfOrderness(Generator):
     """003's T = t_max − L and Flink's forBoundedOutOfOrderness: moves with every element."""
 
     def on_element(self, source, t):
-        if t - self.bound > self.marks.get(source, NONE):
-            self.marks[source] = t - self.bound
+        mark = self.in_unit(t) - self.bound
+        if mark > self.marks.get(source, NONE):
+            self.marks[source] = mark
 
 
 class EventClock(Generator):
     """Bytewax's EventClock: a timely item (t ≥ the effective watermark it met) whose t − L is ahead of the
     mark resets it to t − L; in between the mark moves with processing time (``now``)."""
 
-    def __init__(self, bound: int):
-        super().__init__(bound)
+    def __init__(self, bound: int, unit: int):
+        super().__init__(bound, unit)
         self.set_at: dict[str, int] = {}  # processing time when each source's mark was set
         self.now = NONE  # the processing time marks are read at
 
@@ -89,8 +96,9 @@ class EventClock(Generator):
         return raw if raw == NONE else raw + (self.now - self.set_at[source])
 
     def on_admitted(self, source, t, eff):
-        if t >= eff and t - self.bound > self.mark(source):
-            self.marks[source] = t - self.bound
+        mark = self.in_unit(t) - self.bound
+        if t >= eff and mark > self.mark(source):
+            self.marks[source] = mark
             self.set_at[source] = self.now
 
     def reaches(self, source: str, value: int) -> int:
@@ -128,12 +136,12 @@ def generator_for(time: TimeConfig, clock: ProcessingClock) -> Generator:
     if time.time_source is TimeSource.PROCESSING:
         return clock
     if time.strategy is Strategy.BOUNDED:
-        return BoundedOutOfOrderness(time.bound)
+        return BoundedOutOfOrderness(time.bound, time.watermark_unit)
     if time.strategy is Strategy.EVENT_CLOCK:
-        return EventClock(time.bound)
+        return EventClock(time.bound, time.watermark_unit)
     if time.strategy is Strategy.SCRIPTED:
         return Scripted()
-    return PerBatch(time.bound, smallest=time.strategy is Strategy.MIN)
+    return PerBatch(time.bound, time.watermark_unit, smallest=time.strategy is Strategy.MIN)
 
 
 def advances(effective_after: int, effective_before: int) -> bool:

@@ -150,7 +150,8 @@ def _raw_watermarks(stream: Stream, starts: np.ndarray, query: NativeQuery, micr
     """The max event time Spark had seen before each of ``micro_batches``, in its milliseconds (per input, then
     the min or max over the inputs that have seen data); None before any."""
     arrays = stream.arrays()
-    event_ms = arrays.event_time // MS * MS
+    whole = np.abs(arrays.event_time) // MS * MS
+    event_ms = np.where(arrays.event_time >= 0, whole, -whole)  # Spark's t / 1000: toward zero (truncate_to_unit)
     inputs = [np.ones(len(event_ms), dtype=bool)] if query.watermark_policy is None else \
         [arrays.partitions == p for p in sorted(set(arrays.partitions.tolist()))]
     out: list[int | None] = [None]

@@ -30,7 +30,7 @@ TO_KERNEL: dict[str, Callable[[Any], dict[str, int]]] = {
                            "event_clock_strategy": int(v is Strategy.EVENT_CLOCK),
                            "scripted_strategy": int(v is Strategy.SCRIPTED)},
     "bound": lambda v: {"bound": v},
-    "delay": lambda v: {"delay": v},
+    "delay": lambda v: {},  # the delay the kernel subtracts is in watermark units: kernel_config sets it
     "allowed_lateness": lambda v: {"allowed": v},
     "late_policy": lambda v: {},  # the kernel says "refused"; the tables name it side output or dropped
     "lateness_rule": lambda v: {"rule_window": int(v is LatenessRule.WINDOW)},
@@ -48,6 +48,7 @@ TO_KERNEL: dict[str, Callable[[Any], dict[str, int]]] = {
     "forget_clock_when_empty": lambda v: {"forget_requested": int(v)},
     "late_kept_at_horizon": lambda v: {"kept_at_horizon": int(v)},
     "source_idle_timeout": lambda v: {"source_idle": -1 if v is None else v},
+    "watermark_unit": lambda v: {"wm_unit": v},
 }
 
 
@@ -73,6 +74,7 @@ def kernel_config(config: RunConfig) -> dict[str, int]:
         session=int(session),
         forget_empty=int(out.pop("forget_requested") and per_key and not session),  # Engine.forget_when_empty
         gap=config.window.gap,
+        delay=config.time.watermark_delay,
     )
     return out
 
@@ -193,7 +195,8 @@ TABLES = [
 ]
 CONFIG_FIELDS = ["processing", "strategy_min", "per_batch", "bounded", "event_clock", "scripted", "bound", "delay", "allowed",
                  "rule_window", "refuse_every", "idle", "idle_processing", "heartbeat", "per_key", "merged", "pick_min", "backlog",
-                 "end_inclusive", "strict", "on_merge", "forget_empty", "kept_at_horizon", "source_idle", "session", "gap"]
+                 "end_inclusive", "strict", "on_merge", "forget_empty", "kept_at_horizon", "source_idle", "session", "gap",
+                 "wm_unit"]
 SIZE_FIELDS = ["n_events", "n_batches", "per_event", "n_sources", "n_groups", "n_windows", "emissions_capacity",
                "trace_capacity", "merge_leaves"]
 State = namedtuple("State", ["m"] + CONFIG_FIELDS + SIZE_FIELDS + [name for name, _, _ in TABLES])

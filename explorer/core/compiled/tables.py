@@ -78,7 +78,7 @@ def event_table(stream: Stream, config: RunConfig, prepared: Prepared) -> pd.Dat
         "batch": batches_for(stream, config).number,
         "status": np.array(_status_names(config), dtype=object)[prepared.table("ev_status")],
         "watermark": _optional(seen),
-        "effective_watermark": _optional(_effective(seen, config.time.delay), seen < L.NONE // 2),
+        "effective_watermark": _optional(_effective(seen, config.time.watermark_delay), seen < L.NONE // 2),
     }, columns=EVENT_COLUMNS, copy=False)
 
 
@@ -126,7 +126,7 @@ def emissions(stream: Stream, config: RunConfig, prepared: Prepared, detail: boo
         "key": prepared.codes.key_names[table[:, L.EM_KEY]], "start": table[:, L.EM_START], "end": end,
         "count": table[:, L.EM_COUNT], "ids": None, "emit_batch": table[:, L.EM_BATCH], "emit_time": at,
         "watermark": _optional(raw),
-        "effective_watermark": _optional(_effective(raw, config.time.delay), raw < L.NONE // 2),
+        "effective_watermark": _optional(_effective(raw, config.time.watermark_delay), raw < L.NONE // 2),
         "reason": REASONS[table[:, L.EM_REASON]], "revision": table[:, L.EM_REVISION],
         "latency_event": _optional(latency, (max_seen == L.NONE) | (latency < L.NONE // 2)),
         "latency_processing": at - end,
@@ -151,6 +151,6 @@ def trace_table(config: RunConfig, prepared: Prepared) -> pd.DataFrame:
     return pd.DataFrame({
         "batch": table[:, L.TR_BATCH], "time": table[:, L.TR_AT], "scope": names[table[:, L.TR_SOURCE]],
         "watermark": _optional(raw),
-        "effective": _optional(_effective(raw, config.time.delay), raw < L.NONE // 2),
+        "effective": _optional(_effective(raw, config.time.watermark_delay), raw < L.NONE // 2),
         "at": TRACE_KINDS[table[:, L.TR_KIND]],
     }, columns=WATERMARK_COLUMNS)

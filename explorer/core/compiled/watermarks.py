@@ -37,6 +37,15 @@ def effective(raw, delay):
 
 
 @njit(cache=True, inline="always")
+def in_unit(t, unit):
+    """An event time as the watermark reads it, in whole units toward zero (Spark's ms: t / 1000)."""
+    if unit == 1:
+        return t
+    whole = (t if t >= 0 else -t) // unit * unit
+    return whole if t >= 0 else -whole
+
+
+@njit(cache=True, inline="always")
 def source_raw(st, s):
     """A source's raw watermark now; the event clock's keeps moving with processing time."""
     m = st.m
@@ -131,7 +140,7 @@ def mark_idle_partitions(st, now):
 def fast_forward(st, s, t, eff):
     """The event clock: a timely item (t ≥ the effective watermark it met) whose t − L is ahead of the moving
     mark resets it there, from now on. Returns whether it did."""
-    candidate = t - st.bound
+    candidate = in_unit(t, st.wm_unit) - st.bound
     if t >= eff and candidate > source_raw(st, s):
         st.m[st.src_raw + s] = candidate
         st.m[st.src_set_at + s] = st.m[SC_NOW]
@@ -144,8 +153,9 @@ def fast_forward(st, s, t, eff):
 @njit(cache=True, inline="always")
 def observe_element(st, s, t, first_in_batch):
     """What one element tells its source's generator: bounded out-of-orderness moves to max seen − L at once;
-    per-batch MIN/MAX note the batch's smallest and largest event time."""
+    per-batch MIN/MAX note the batch's smallest and largest event time (each in watermark units)."""
     m = st.m
+    t = in_unit(t, st.wm_unit)
     if st.bounded and t - st.bound > m[st.src_raw + s]:
         m[st.src_raw + s] = t - st.bound
         if st.merged:

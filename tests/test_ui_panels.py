@@ -6,11 +6,14 @@ import html
 
 import numpy as np
 
+from dataclasses import replace
+
 from explorer import generate
-from explorer.config import preset
+from explorer.config import apply_delay, preset
 from explorer.core import run
 from explorer.export import export
 from explorer.ui import Explorer
+from explorer.ui.app import PREVIEW_LINE
 from explorer.ui.figures import STATUS_LABELS
 from explorer.core.result import differences
 
@@ -42,10 +45,31 @@ def test_run_on_spark_with_the_spark_preset_runs_sparks_own_query(spark):
     assert "Spark's own query agrees with the preview" in panel.badge.value, panel.status.value + panel.badge.value
     assert explorer.result is panel.result and "computed by spark-native" in explorer.clocks.layout.title.text
     assert panel.progress.value == len(panel.result.watermarks["batch"].unique())
+    preview_line = next(t for t in explorer.clocks.data if t.name == PREVIEW_LINE)
+    effective = next(t for t in explorer.clocks.data if t.name == "effective watermark")
+    assert preview_line.showlegend and len(preview_line.y) > 1  # agreeing: the dotted line lies on Spark's
+    assert np.array_equal(np.asarray(preview_line.y), np.asarray(effective.y), equal_nan=True)
     panel.rules.value = True
     panel.run_button.click()
     panel.thread.join(300)
     assert panel.result.engine == "spark" and "Spark agrees with the preview" in panel.badge.value
+
+
+def test_a_result_from_elsewhere_is_drawn_with_the_previews_watermark_beside_it():
+    """Spark's Result replaces the preview in the figure, and the preview's effective watermark stays as a dotted
+    line: where the two part is seen. The next preview drawn (a control moved) clears it."""
+    explorer = Explorer(generate("voltsp", scenario=4), "spark")
+    preview = explorer.result
+    elsewhere = replace(run(explorer.stream, apply_delay(preview.config, 3 * 10**6)), engine="spark-native")
+    explorer.show_result(elsewhere, beside=preview)
+    traces = {t.name: t for t in explorer.clocks.data}
+    line = traces[PREVIEW_LINE]
+    steps = preview.watermarks.dropna(subset=["effective"])
+    assert line.showlegend and set(np.asarray(line.y)[np.isfinite(line.y)]) == set(steps["effective"] / S)
+    assert not np.array_equal(np.asarray(line.y), np.asarray(traces["effective watermark"].y), equal_nan=True)
+    explorer.controls.delay.value = 1
+    explorer.wait_until_settled()
+    assert len(line.y) == 0 and not line.showlegend
 
 
 def test_differences_names_the_table_and_row():

@@ -29,7 +29,7 @@ from explorer.ui.controls import Controls
 from explorer.ui.panels import ComparePanel, ExportPanel, SparkPanel
 from explorer.ui.figures import (POINT_BUDGET, ALL_KEYS, plot_time, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
                                  STATUS_LABELS, STATUSES, TwoClocks, compact, delay_histogram, follow_page_zoom, quantile_labels, send,
-                                 scripted_marks, two_clocks)
+                                 scripted_marks, two_clocks, watermark_steps)
 from explorer.ui.page_frames import ClocksUpdate, PageFrames, mirror
 from explorer.ui.inspector import explain_event, explain_window
 from explorer.ui.prefetch import Prefetcher
@@ -42,6 +42,7 @@ S = MICROS["s"]
 # points takes most of a slider step.
 INTERACTIVE_BUDGET = 5_000
 SETTLE_SECONDS = 0.5
+PREVIEW_LINE = "the preview's effective watermark"
 # Frames kept when the explorer computes ahead: the one shown, two steps ahead and one back along the slider
 # that moved, and the delay's two neighbours.
 FRAMES_AHEAD = 6
@@ -81,6 +82,7 @@ class Explorer:
                  config: RunConfig | None = None):
         self.stream = self._resolve(stream)
         self.result: Result | None = None
+        self._beside: Result | None = None  # the preview, beside a Result computed elsewhere (show_result)
         self.last_update_ms = 0.0
         self._quiet = False
         self._rows: dict[str, np.ndarray] = {}  # per clickable trace: the Result row of each drawn point
@@ -215,6 +217,8 @@ class Explorer:
                 self.clocks.data[self._trace(name)].hovertemplate = f"%{{text}}: {happened} at arrival {at}<extra>{what}</extra>"
             self.clocks.data[self._trace("scripted")].hovertemplate = (
                 f"{happened} at arrival {at}<extra>watermark row of the input</extra>")
+            self.clocks.data[self._trace("preview")].hovertemplate = (
+                f"{happened} at arrival {at}<extra>the preview's effective watermark</extra>")
 
     def _clocks_figure(self) -> go.FigureWidget:
         fig = go.FigureWidget()
@@ -244,6 +248,10 @@ class Explorer:
         fig.add_scattergl(name="watermark rows (input)", mode="markers",
                           marker=dict(color="#222", symbol="triangle-right", size=9),
                           hovertemplate="%{y:.2f} s at arrival %{x:.2f} s<extra>watermark row of the input</extra>")
+        # beside a Result computed elsewhere (Spark's): the preview's effective watermark, where the two may part
+        fig.add_scatter(name=PREVIEW_LINE, mode="lines", showlegend=False,
+                        line=dict(color="#4C78A8", shape="hv", dash="dot", width=3),
+                        hovertemplate="%{y:.2f} s at arrival %{x:.2f} s<extra>the preview's effective watermark</extra>")
         fig.update_layout(height=560, margin=dict(l=60, r=20, t=72, b=50), title="The two clocks",
                           xaxis_title="arrival (processing) time, s", yaxis_title="event time, s",
                           legend=dict(orientation="h", y=-0.15), hovermode="closest", uirevision="keep")
@@ -256,7 +264,7 @@ class Explorer:
 
     @staticmethod
     def _trace(name: str) -> int:
-        order = ["diagonal", "bands", *STATUSES, "watermark", "effective", *REASON_LABELS, "scripted"]
+        order = ["diagonal", "bands", *STATUSES, "watermark", "effective", *REASON_LABELS, "scripted", "preview"]
         return order.index(name)
 
     def _histogram_figure(self) -> go.FigureWidget:
@@ -311,6 +319,7 @@ class Explorer:
             self.sweep.settings_changed(self.stream, config)
             self._frame = self._frames.get((config, self.key.value))
             self.result = self._frame.result
+            self._set_beside(None)
             request = (self._stream_generation, config, self.key.value)
         except InputError as exc:
             self._say(str(exc))
@@ -405,11 +414,19 @@ class Explorer:
             self._frames.when_ready((config, key), partial(self._push_page_frame, name, value,
                                                            (self._stream_generation, config, key)))
 
-    def show_result(self, result: Result) -> None:
-        """Draw a Result computed elsewhere (Spark's) over the preview, for the same stream and settings."""
+    def show_result(self, result: Result, beside: Result | None = None) -> None:
+        """Draw a Result computed elsewhere (Spark's) in place of the preview, for the same stream and settings;
+        ``beside`` (the preview's) keeps its effective watermark in the figure as a dotted line, so where the two
+        watermarks part is seen, not only said. The next preview drawn clears it."""
         self.result = result
+        self._set_beside(beside)
         self._draw()
         self._cards()
+
+    def _set_beside(self, beside: Result | None) -> None:
+        if beside is not self._beside:
+            self._beside = beside
+            self.clocks.data[self._trace("preview")].showlegend = beside is not None
 
     def _frame_view(self, config: RunConfig) -> None:
         """Open on a readable stretch (about 20 windows) of a long stream; zoom out to see it all."""
@@ -506,6 +523,10 @@ class Explorer:
             rows[reason] = markers.rows
         x, y = scripted_marks(self.stream, result, upto)
         traces[t("scripted")] = {"x": position(x), "y": position(y), "text": None}
+        x, y = np.array([]), np.array([])
+        if result.engine != "local" and self._beside is not None:
+            _, (x, y), _ = watermark_steps(self._beside, self.key.value, upto)
+        traces[t("preview")] = {"x": position(x), "y": position(y), "text": None}
         return ClocksUpdate(traces, title, rows, data.note)
 
     def _cards(self) -> None:

@@ -45,7 +45,7 @@ class SparkPanel:
              "(about 10 s).</i>")
 
     def __init__(self, stream: Callable[[], Stream], config: Callable[[], RunConfig],
-                 preview: Callable[[], Result | None], show: Callable[[Result], None]):
+                 preview: Callable[[], Result | None], show: Callable[[Result, Result], None]):
         self._stream, self._config, self._preview, self._show = stream, config, preview, show
         self.run_button = W.Button(description="Run on Spark", icon="play", button_style="primary",
                                    layout=W.Layout(width="auto"))
@@ -133,10 +133,12 @@ class SparkPanel:
         preview = self._preview()
         local = preview if preview is not None and preview.engine == "local" and preview.config == config \
             else run(stream, config)
-        found = differences(as_spark_reports(local), result) if native else differences(local, result)
+        expected = as_spark_reports(local) if native else local
+        found = differences(expected, result)
         who = "Spark's own query" if native else "Spark"  # Spark, running the preview's rules
         self.status.value = (f"{who} finished {self.progress.value} micro-batches in {seconds:.1f} s; showing its "
-                             "Result" + (" (its watermark is the one Spark reported)." if native else "."))
+                             "Result" + (" (its watermark is the one Spark reported)" if native else "")
+                             + ", with the preview's effective watermark dotted beside it.")
         if found:
             items = "".join(f"<li>{html.escape(f)}</li>" for f in found[:8])
             self.badge.value = (f"<div style='background:#fde;padding:4px'><b>{who} and the preview differ</b>"
@@ -145,7 +147,7 @@ class SparkPanel:
             self.badge.value = (f"<div style='background:#dfd;padding:4px'><b>{who} agrees with the preview</b>: "
                                 f"{len(result.windows)} emissions, {len(result.events)} event statuses and the "
                                 "watermark per micro-batch are identical.</div>")
-        self._show(result)
+        self._show(result, expected)
 
     def _on_progress(self, p) -> None:
         self.progress.max = p.batches

@@ -99,8 +99,8 @@ def test_an_event_in_a_window_that_cannot_hold_it_is_refused():
     (preset("spark", idle_timeout=10 * S), "--idle-timeout 10s (Spark's: off)"),
     (preset("flink"), "--late side-output (Spark's: drop)"),
     (preset("spark", scope=Scope.KEY), "not --scope key"),
-    (preset("spark", delay=1_500), "whole milliseconds, not 1500us"),
-], ids=["voltsp", "idle-timeout", "flink", "per-key", "sub-millisecond"])
+    (preset("spark", watermark_unit=1), "--watermark-unit 1us (Spark's: 1ms)"),
+], ids=["voltsp", "idle-timeout", "flink", "per-key", "microsecond-watermark"])
 def test_what_spark_cannot_express_is_refused_in_its_words(config, words):
     with pytest.raises(InputError) as refused:
         native_query(config)

@@ -35,7 +35,7 @@ from explorer.errors import InputError
 from explorer.spark.native import NativeRun, run_native
 from explorer.spark.progress import BatchProgress
 from explorer.streams import Stream, batches_for
-from explorer.timeutil import format_duration
+from explorer.timeutil import truncate_to_unit
 
 ENGINE = "spark-native"
 MS = 1_000
@@ -53,8 +53,13 @@ class NativeQuery:
     """What Spark's withWatermark + groupBy(window | session_window, key) query is given."""
 
     window: WindowSpec
-    delay: int  # µs, a whole number of milliseconds
+    delay: int  # µs, as withWatermark is given it (Spark itself cuts it to whole ms: ``spark_delay``)
     watermark_policy: str | None  # None: one input; "min" / "max": one input per partition
+
+    @property
+    def spark_delay(self) -> int:
+        """The delay Spark subtracts: its watermark is whole milliseconds (``getDelayMs`` drops the µs)."""
+        return truncate_to_unit(self.delay, MS)
 
 
 def native_query(config: RunConfig) -> NativeQuery:
@@ -74,9 +79,6 @@ def native_query(config: RunConfig) -> NativeQuery:
         raise InputError(f"--engine spark-native: Spark's watermark is global, or per input with "
                          f"multipleWatermarkPolicy (--scope partition-min / partition-max), not --scope "
                          f"{config.time.scope.value}")
-    if config.time.delay % MS:
-        raise InputError(f"--engine spark-native: Spark's withWatermark delay is whole milliseconds, not "
-                         f"{format_duration(config.time.delay)}")
     return NativeQuery(config.window, config.time.delay, POLICIES[config.time.scope])
 
 
@@ -114,9 +116,9 @@ def native_result(stream: Stream, config: RunConfig, run: NativeRun) -> Result:
         raise NativeMismatch(f"Spark ran micro-batches {[p.batch_id for p in progress][:5]}… for {n} arrival batches; "
                              "expected one per arrival batch and perhaps a no-data batch")
     raw = _raw_watermarks(stream, batches.starts, query, len(progress) + 1)
-    spark_watermark = _spark_watermarks(progress, raw, query.delay)
+    spark_watermark = _spark_watermarks(progress, raw, query.spark_delay)
     final_raw = raw[-1]  # all the input seen: if Spark ran no no-data batch, its watermark did not move
-    if spark_watermark[-1] != _spark_arithmetic(final_raw, query.delay):
+    if spark_watermark[-1] != _spark_arithmetic(final_raw, query.spark_delay):
         raise NativeMismatch(f"Spark ended with watermark {spark_watermark[-1]} µs and ran no more micro-batches; "
                              f"the whole input gives {final_raw} µs − delay")
     arrays = stream.arrays()

@@ -499,12 +499,15 @@ class Explorer:
         t = self._trace
         scope = "per key" if result.config.time.scope.value == "key" else result.config.time.scope.value
         title = f"The two clocks — {self.stream.name}, {result.config.window}, watermark {scope}"
-        if result.engine != "local":
-            title += f" — computed by {result.engine}"
         if upto is not None:
             title += f", up to batch {upto}"
-        if data.note:  # what the figure leaves out, in the title: a new annotation makes Plotly lay it all out again
-            title += f"<br><span style='font-size:11px;color:#a00'>{html.escape(data.note)}</span>"
+        # the second line, small: who computed it (a long first line ran past a 1280 px page) and what the
+        # figure leaves out (in the title: a new annotation makes Plotly lay it all out again)
+        below = [f"<span style='color:#444'>computed by {result.engine}</span>"] if result.engine != "local" else []
+        if data.note:
+            below.append(f"<span style='color:#a00'>{html.escape(data.note)}</span>")
+        if below:
+            title += f"<br><span style='font-size:11px'>{'; '.join(below)}</span>"
         # a frame drawn while a control moves is not read closely: no hover text, positions in float32 if exact enough
         light = not data.hover
         position = compact if light else np.asarray

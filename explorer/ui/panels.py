@@ -110,8 +110,7 @@ class SparkPanel:
         self.thread.start()
 
     def _work(self, stream: Stream, config: RunConfig, native: bool, generation: int) -> None:
-        from explorer.spark import run_spark, spark_session
-        from explorer.spark.native_result import as_spark_reports, run_spark_native
+        from explorer.spark import as_spark_reports, run_spark, run_spark_native, spark_session
 
         started = time.perf_counter()
         try:

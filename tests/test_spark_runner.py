@@ -160,6 +160,9 @@ def test_spark_sweep_gives_the_local_curve(spark):
     config = preset("textbook")
     delays = [d * S // 2 for d in range(9)]
     assert curve_on_spark(spark, textbook, [config], delays, chunks=3) == curve(textbook, config, delays)
+    heard = []  # one task per delay: Spark's status tracker counts them as they finish
+    assert curve_on_spark(spark, textbook, [config], delays, progress=heard.append) == curve(textbook, config, delays)
+    assert heard[-1].done == heard[-1].total == 9 and [p.done for p in heard] == sorted(p.done for p in heard)
     idle = generate("idle-key")  # idle timeouts and sessions: the reference engine inside the tasks
     config = replace(preset("voltsp", idle_timeout=30 * S), window=WindowSpec.parse("session:4"))
     mixed = [config, config.with_time(strategy=Strategy.MAX)]

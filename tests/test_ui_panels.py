@@ -55,6 +55,28 @@ def test_run_on_spark_with_the_spark_preset_runs_sparks_own_query(spark):
     assert panel.result.engine == "spark" and "Spark agrees with the preview" in panel.badge.value
 
 
+def test_sweep_the_curve_on_spark_draws_sparks_curve_held_against_the_previews(spark):
+    explorer = Explorer(generate("textbook", events=4000), "textbook")
+    explorer.wait_for_curve()
+    panel = explorer.spark_panel
+    panel.sweep_button.click()
+    assert panel.run_button.disabled and panel.sweep_button.disabled and not panel.cancel_button.disabled
+    panel.thread.join(300)
+    assert len(panel.curve) == 41 and panel.curve == explorer.sweep.rows, panel.status.value
+    assert "Spark's curve equals the preview's" in panel.badge.value, panel.status.value + panel.badge.value
+    assert panel.progress.value == panel.progress.max == 41 and panel.progress.description == "delays"
+    line = explorer.sweep.figure.data[0]
+    assert "Spark's sweep" in explorer.sweep.figure.layout.title.text
+    assert list(line.y) == [r.completeness * 100 for r in panel.curve]
+    assert not panel.sweep_button.disabled and panel.cancel_button.disabled
+    # cancelled at once: one line, no curve drawn over the preview's
+    panel.curve = []
+    panel.sweep_button.click()
+    panel.cancel_button.click()
+    panel.thread.join(300)
+    assert "cancelled" in panel.status.value and panel.curve == []
+
+
 def test_a_result_from_elsewhere_is_drawn_with_the_previews_watermark_beside_it():
     """Spark's Result replaces the preview in the figure, and the preview's effective watermark stays as a dotted
     line: where the two part is seen. The next preview drawn (a control moved) clears it."""

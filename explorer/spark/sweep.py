@@ -114,13 +114,13 @@ def _evaluator(plan: list[tuple[int, RunConfig, int]], chunks: int, shipped, swe
 
 def _watch(sc, group: str, chunks: int, pairs: int, progress: Callable[[SweepProgress], None] | None,
            cancel: threading.Event | None, done: threading.Event) -> None:
-    """Report the tasks finished (as configurations) and cancel the job group when asked, until ``done``."""
+    """Report the tasks finished (as configurations), and cancel the job group once asked, until ``done``."""
     tracker = sc.statusTracker()
     reported = -1
     while not done.wait(POLL_SECONDS):
         if cancel is not None and cancel.is_set():
-            sc.cancelJobGroup(group)
-            return
+            sc.cancelJobGroup(group)  # again at every poll: a cancel before the job was submitted finds none
+            continue
         if progress is None:
             continue
         finished = 0

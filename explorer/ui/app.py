@@ -106,7 +106,8 @@ class Explorer:
         self.play = W.Play(value=1, min=1, max=1, interval=400, description="replay")
         W.jslink((self.play, "value"), (self.batch, "value"))
         self.sweep = Sweep(self._settings, self._set_delay, SIDE_FIGURE_WIDTH)
-        self.spark_panel = SparkPanel(lambda: self.stream, self.controls.config, lambda: self.result, self.show_result)
+        self.spark_panel = SparkPanel(lambda: self.stream, self.controls.config, lambda: self.result, self.show_result,
+                                      self.sweep, lambda: self.controls.delay.max)
         self.compare_panel = ComparePanel(lambda: self.stream, self.controls.config)
         self.export_panel = ExportPanel(self.controls.config, lambda: self.stream)
         self._build_data_picker()

@@ -28,6 +28,7 @@ from explorer.export import TARGETS, ExportSource, export
 from explorer.streams import Stream, batches_for
 from explorer.timeutil import MICROS, format_instant, human_duration
 from explorer.ui.figures import STATUS_COLORS, STATUS_LABELS, STATUSES, plot_time, send
+from explorer.ui.sweep import Sweep
 
 S = MICROS["s"]
 MAX_SPARK_SECONDS = 600  # a run expected to take longer is started only on "run anyway"
@@ -38,17 +39,23 @@ class SparkPanel:
     """"Run on Spark", in the background with a progress bar and a cancel button, then a badge saying whether
     Spark agrees with the preview. When Spark's own query can express the settings (the ``spark`` preset's rules)
     it runs that query, withWatermark + window, one micro-batch per arrival batch: what Spark itself does, held
-    against the preset's prediction. Otherwise, or when asked, it runs the preview's rules as a Spark query."""
+    against the preset's prediction. Otherwise, or when asked, it runs the preview's rules as a Spark query.
+    "Sweep the curve on Spark" evaluates the curve's delays as Spark tasks, with the same progress bar and cancel,
+    and draws Spark's curve, held against the preview's."""
 
     INTRO = ("<i>With the spark preset's rules this runs Spark's own withWatermark + window query; with any other "
-             "rules, those rules as a Spark Structured Streaming query (local[2]). The first run starts Spark "
-             "(about 10 s).</i>")
+             "rules, those rules as a Spark Structured Streaming query (local[2]). The sweep evaluates the curve's "
+             "delays as Spark tasks. The first run starts Spark (about 10 s).</i>")
 
     def __init__(self, stream: Callable[[], Stream], config: Callable[[], RunConfig],
-                 preview: Callable[[], Result | None], show: Callable[[Result, Result], None]):
+                 preview: Callable[[], Result | None], show: Callable[[Result, Result], None],
+                 sweep: Sweep, max_delay: Callable[[], float]):
         self._stream, self._config, self._preview, self._show = stream, config, preview, show
+        self._sweep, self._max_delay = sweep, max_delay
         self.run_button = W.Button(description="Run on Spark", icon="play", button_style="primary",
                                    layout=W.Layout(width="auto"))
+        self.sweep_button = W.Button(description="Sweep the curve on Spark", icon="line-chart",
+                                     layout=W.Layout(width="auto"))
         self.cancel_button = W.Button(description="cancel", icon="stop", disabled=True)
         self.progress = W.IntProgress(value=0, min=0, max=1, description="micro-batches",
                                       style={"description_width": "initial"}, layout=W.Layout(width="26em"))
@@ -58,9 +65,11 @@ class SparkPanel:
         self.anyway = W.Checkbox(value=False, description="run anyway", indent=False)
         self.rules = W.Checkbox(value=False, description="the preview's rules, not Spark's own query", indent=False)
         self.result: Result | None = None
+        self.curve: list = []  # Spark's last sweep (CurveRow), as drawn
         self.thread: threading.Thread | None = None
         self._cancel = threading.Event()
         self.run_button.on_click(self.start)
+        self.sweep_button.on_click(self.start_sweep)
         self.cancel_button.on_click(lambda _b: self._cancel.set())
 
     def forget(self) -> None:
@@ -101,13 +110,21 @@ class SparkPanel:
                                  f"{human_duration(seconds * S)} on Spark (local[2]). Tick 'run anyway' to start it"
                                  f"{'' if not native else ', or fewer arrival batches (batches control)'}.</span>")
             return
+        self._begin("micro-batches", self._work, stream, config, native)
+
+    def _begin(self, counting: str, work: Callable, *args) -> None:
+        """Start ``work(*args, generation)`` in the background, the buttons and the progress bar set for it."""
         self._cancel.clear()
-        self.run_button.disabled, self.cancel_button.disabled = True, False
-        self.progress.value, self.badge.value = 0, ""
+        self.run_button.disabled = self.sweep_button.disabled = True
+        self.cancel_button.disabled = False
+        self.progress.value, self.progress.description, self.badge.value = 0, counting, ""
         self.status.value = "starting Spark…"
-        self.thread = threading.Thread(target=self._work, args=(stream, config, native, self._stream_generation),
-                                       daemon=True)
+        self.thread = threading.Thread(target=work, args=(*args, self._stream_generation), daemon=True)
         self.thread.start()
+
+    def _end(self) -> None:
+        self.run_button.disabled = self.sweep_button.disabled = False
+        self.cancel_button.disabled = True
 
     def _work(self, stream: Stream, config: RunConfig, native: bool, generation: int) -> None:
         from explorer.spark import as_spark_reports, run_spark, run_spark_native, spark_session
@@ -124,7 +141,7 @@ class SparkPanel:
                 self.status.value = f"<span style='color:#a00'>{html.escape(str(error))}</span>"
             return
         finally:
-            self.run_button.disabled, self.cancel_button.disabled = False, True
+            self._end()
         if generation != self._stream_generation:
             return
         self.result = result
@@ -148,6 +165,50 @@ class SparkPanel:
                                 "watermark per micro-batch are identical.</div>")
         self._show(result, expected)
 
+    def start_sweep(self, _button=None) -> None:
+        """The completeness–latency curve of the current settings, evaluated by Spark (one task per delay, spread
+        over its executors: for streams too big for the kernel, with a cluster behind the session), drawn in
+        the curve figure and held against the preview's curve when that one is complete."""
+        if self.thread is not None and self.thread.is_alive():
+            return
+        delays = self._sweep.delays(self._max_delay())
+        self.progress.max = len(delays)
+        self._begin("delays", self._sweep_work, self._stream(), self._config(), delays)
+
+    def _sweep_work(self, stream: Stream, config: RunConfig, delays: list[int], generation: int) -> None:
+        from explorer.spark import curve_on_spark, spark_session
+
+        started = time.perf_counter()
+        try:
+            rows = curve_on_spark(spark_session, stream, [config], delays, progress=self._on_sweep_progress,
+                                  cancel=self._cancel)
+        except InputError as error:  # cancelled, too big for memory, or Spark failed: one line
+            if generation == self._stream_generation:
+                self.status.value = f"<span style='color:#a00'>{html.escape(str(error))}</span>"
+            return
+        finally:
+            self._end()
+        if generation != self._stream_generation:
+            return
+        self.curve = rows
+        self._sweep.draw(rows, title="completeness vs latency (Spark's sweep)")
+        self.status.value = (f"Spark evaluated {len(rows)} delays (0 to {human_duration(delays[-1])}) in "
+                             f"{time.perf_counter() - started:.1f} s; the curve shows its points.")
+        local = self._sweep.rows_for(stream, config)
+        if local is None:
+            self.badge.value = "<i>the preview's curve is not complete yet: nothing to hold Spark's against</i>"
+        elif local == rows:
+            self.badge.value = (f"<div style='background:#dfd;padding:4px'><b>Spark's curve equals the preview's</b>: "
+                                f"completeness, drops and latencies identical at all {len(rows)} delays.</div>")
+        else:
+            first = next(a for a, b in zip(local, rows) if a != b)
+            self.badge.value = (f"<div style='background:#fde;padding:4px'><b>Spark's curve and the preview's differ"
+                                f"</b>, first at delay {first.delay:g} s.</div>")
+
+    def _on_sweep_progress(self, p) -> None:
+        self.progress.max, self.progress.value = p.total, p.done
+        self.status.value = f"Spark has evaluated {p.done} of {p.total} delays"
+
     def _on_progress(self, p) -> None:
         self.progress.max = p.batches
         self.progress.value = p.batch
@@ -163,7 +224,7 @@ class SparkPanel:
                              f"{p.dropped} dropped by it, {p.duration_ms} ms")
 
     def box(self) -> W.Widget:
-        row = W.HBox([self.run_button, self.cancel_button, self.progress, self.anyway, self.rules],
+        row = W.HBox([self.run_button, self.sweep_button, self.cancel_button, self.progress, self.anyway, self.rules],
                      layout=W.Layout(flex_flow="row wrap"))  # folds on a narrow page rather than cutting labels
         return W.VBox([row, self.status,
                        self.badge])

@@ -91,29 +91,41 @@ class Sweep:
         self.key = key
         self.generation += 1
         generation = self.generation
-        delays = np.linspace(0, max_delay, SWEEP_POINTS)
         self.figure.layout.title.text = f"{CURVE_TITLE} (computing…)"
 
         def work() -> None:
             try:
-                rows = curve(stream, config, [round(d * S) for d in delays], stop=lambda: generation != self.generation)
+                rows = curve(stream, config, self.delays(max_delay), stop=lambda: generation != self.generation)
             except SweepStopped:
                 return
             if generation == self.generation:
                 self.rows = rows
-                with self.figure.batch_update():
-                    self.figure.layout.title.text = CURVE_TITLE
-                    line = self.figure.data[0]
-                    # arrays, not lists: they travel as binary buffers, where a NaN (no window emitted at that
-                    # delay) is allowed; in a list it breaks the message's JSON and the page shows a warning
-                    line.x = np.array([np.nan if r.avg_emit_latency is None else r.avg_emit_latency for r in rows])
-                    line.y = np.array([r.completeness * 100 for r in rows])
-                    line.text = [f"{r.delay:g}" for r in rows]
-                self.mark(self._current)
+                self.draw(rows)
                 self.suggest()
 
         self._curve_thread = threading.Thread(target=work, daemon=True)
         self._curve_thread.start()
+
+    @staticmethod
+    def delays(max_delay: float) -> list[int]:
+        """The delays a curve is swept at (µs): SWEEP_POINTS from 0 to ``max_delay`` seconds."""
+        return [round(d * S) for d in np.linspace(0, max_delay, SWEEP_POINTS)]
+
+    def rows_for(self, stream: Stream, config: RunConfig) -> list[CurveRow] | None:
+        """The local curve's rows, if the one shown was swept for these settings and is complete."""
+        return self.rows if self.rows and self.key == self.key_of(stream, config) else None
+
+    def draw(self, rows: list[CurveRow], title: str = CURVE_TITLE) -> None:
+        """Draw a curve's rows (the local sweep's, or Spark's) and ring the current setting on it."""
+        with self.figure.batch_update():
+            self.figure.layout.title.text = title
+            line = self.figure.data[0]
+            # arrays, not lists: they travel as binary buffers, where a NaN (no window emitted at that
+            # delay) is allowed; in a list it breaks the message's JSON and the page shows a warning
+            line.x = np.array([np.nan if r.avg_emit_latency is None else r.avg_emit_latency for r in rows])
+            line.y = np.array([r.completeness * 100 for r in rows])
+            line.text = [f"{r.delay:g}" for r in rows]
+        self.mark(self._current)
 
     def mark(self, result: Result | None) -> None:
         """Ring the current setting on the curve."""

@@ -6,6 +6,7 @@ real Spark matches: ``test_spark_preset``), then tamper with one to show each ch
 """
 
 import json
+from datetime import datetime, timezone
 import subprocess
 import sys
 from dataclasses import replace
@@ -133,32 +134,40 @@ def test_cli_spark_native_is_the_preset_on_a_file(tmp_path, spark):
 
 
 @pytest.mark.spark
-def test_a_real_query_log_explained_with_its_events(tmp_path, spark, capsys):
-    """A real query's progress log, written as a job logs it (and wrapped as Spark's event log has it), reads
-    back to the same records; with the events export, the spark preset's replay names the events behind every
-    numRowsDroppedByWatermark and agrees micro-batch by micro-batch. The wrong delay shows where it parts."""
-    from explorer.cli import main
+def real_job(tmp_path, spark):
+    """A real query's run (sliding 10 s / 5 s, delay 0, on a straggling stream), its progress log written as a
+    job logs it, and its events export: the micro-batch each row was read in, as Spark numbers it."""
     from explorer.spark import run_native
-    from explorer.spark.job_log import explain_job
-    from explorer.spark.progress import PROGRESS_EVENT
     from explorer.streams import assign_batches, load_events
     from explorer.streams.loading import parse_time_units
 
     stream = straggling_stream(101)
     ran = run_native(spark, stream, WindowSpec.parse("sliding:10:5"), 0, BatchSpec(BatchKind.COLUMN))
-    log, event_log = tmp_path / "progress.jsonl", tmp_path / "eventlog"
+    log = tmp_path / "progress.jsonl"
     log.write_text("\n".join(ran.log) + "\n")
+    export = tmp_path / "events.csv"
+    frame = stream.events[["id", "key", "event_time", "arrival_time", "batch"]].copy()
+    frame["batch"] = assign_batches(stream, BatchSpec(BatchKind.COLUMN)).number - 1  # one micro-batch each
+    frame.to_csv(export, index=False)
+    return stream, ran, log, export, load_events(export, time_unit=parse_time_units("us"))
+
+
+def test_a_real_query_log_explained_with_its_events(tmp_path, spark, capsys):
+    """A real query's progress log, written as a job logs it (and wrapped as Spark's event log has it), reads
+    back to the same records; with the events export, the spark preset's replay names the events behind every
+    numRowsDroppedByWatermark and agrees micro-batch by micro-batch. The wrong delay shows where it parts."""
+    from explorer.cli import main
+    from explorer.spark.job_log import explain_job
+    from explorer.spark.progress import PROGRESS_EVENT
+
+    stream, ran, log, export, events = real_job(tmp_path, spark)
+    event_log = tmp_path / "eventlog"
     event_log.write_text("\n".join([json.dumps({"Event": "SparkListenerApplicationStart"})]
                                     + [json.dumps({"Event": PROGRESS_EVENT, "progress": json.loads(line)})
                                        for line in ran.log]) + "\n")
     assert read_progress_log(log) == ran.progress == read_progress_log(event_log)
     assert sum(p.dropped for p in ran.progress) > 0
 
-    export = tmp_path / "events.csv"  # the job's export: the micro-batch each row was read in, as Spark numbers it
-    frame = stream.events[["id", "key", "event_time", "arrival_time", "batch"]].copy()
-    frame["batch"] = assign_batches(stream, BatchSpec(BatchKind.COLUMN)).number - 1  # one micro-batch each
-    frame.to_csv(export, index=False)
-    events = load_events(export, time_unit=parse_time_units("us"))
     explained = explain_job(ran.progress, events, config_for("sliding:10:5", 0))
     assert all(b.agrees for b in explained.batches)
     assert [b.dropped_groups for b in explained.batches] == [p.dropped for p in ran.progress]
@@ -175,3 +184,36 @@ def test_a_real_query_log_explained_with_its_events(tmp_path, spark, capsys):
     alone = capsys.readouterr().out.splitlines()
     assert len(alone) == len(ran.progress) + 2
     assert alone[-1].startswith(f"{sum(p.dropped for p in ran.progress)} rows dropped by the watermark")
+
+
+def test_the_explorer_draws_a_real_jobs_log_beside_its_replay(tmp_path, spark):
+    """The explorer's "Explain a Spark job" panel: the log uploaded draws Spark's watermark, durations and dropped
+    rows on the job's timeline; with the job's export as the stream, the replay's watermark and late groups
+    beside them, equal; a file that is not a log is refused in one line naming it."""
+    from explorer.ui import Explorer
+
+    UPLOADED = datetime(2026, 11, 23, tzinfo=timezone.utc)
+    _, ran, log, _, events = real_job(tmp_path, spark)
+    explorer = Explorer(events, "spark")
+    explorer.controls.window_kind.value = "sliding"
+    explorer.controls.size.value, explorer.controls.slide.value = 10, 5
+    explorer.controls.delay.value = 0
+    panel = explorer.job_log_panel
+    panel.upload.value = ({"name": "progress.jsonl", "type": "", "size": log.stat().st_size,
+                           "content": memoryview(log.read_bytes()), "last_modified": UPLOADED},)
+    assert panel.explanation is not None and all(b.agrees for b in panel.explanation.batches), panel.message.value
+    traces = {t.name: t for t in panel.figure.data}
+    spark_marks = [p.watermark / 1e6 for p in ran.progress]
+    assert list(traces["Spark's watermark"].y) == spark_marks
+    assert list(traces["dropped (Spark)"].y) == [p.dropped for p in ran.progress] and sum(spark_marks) > 0
+    replayed = [b for b in panel.explanation.batches if b.replayed]
+    assert list(traces["late (key, window) in the replay"].y) == [p.dropped for p in ran.progress][:len(replayed)]
+    assert list(traces["replay's watermark"].y) == spark_marks[:len(replayed)]
+    assert list(traces["duration"].y) == [p.duration_ms / 1000 for p in ran.progress]
+    assert "agrees with the log in every micro-batch" in panel.table.value
+    explorer.controls.delay.value = 2  # the wrong delay: the replay parts from the log
+    panel.replay.click()
+    assert "differs from the log" in panel.table.value
+    panel.upload.value = ({"name": "notes.txt", "type": "", "size": 5, "content": memoryview(b"hello"),
+                           "last_modified": UPLOADED},)
+    assert "notes.txt line 1: not JSON" in panel.message.value and "/wx-log-" not in panel.message.value

@@ -10,6 +10,7 @@ query or of a production job's log. ``sweep`` evaluates many configurations in o
 This package's names are the API the explorer's UI reaches Spark through (``tests/test_architecture.py``).
 """
 
+from explorer.spark.job_log import JobExplanation, explain_job, format_explanation, format_log
 from explorer.spark.native import NativeEmission, NativeRun, run_native
 from explorer.spark.native_result import as_spark_reports, native_query, native_seconds, run_spark_native
 from explorer.spark.progress import BatchProgress, read_progress_log
@@ -18,6 +19,7 @@ from explorer.spark.session import spark_session
 from explorer.spark.staging import MicroBatchPlan, expected_seconds, plan_micro_batches
 from explorer.spark.sweep import SweepProgress, curve_on_spark
 
-__all__ = ["BatchProgress", "Cancelled", "MicroBatchPlan", "NativeEmission", "NativeRun", "Progress", "SparkRunError",
-           "SweepProgress", "as_spark_reports", "curve_on_spark", "expected_seconds", "native_query", "native_seconds",
+__all__ = ["BatchProgress", "Cancelled", "JobExplanation", "MicroBatchPlan", "NativeEmission", "NativeRun", "Progress", "SparkRunError",
+           "SweepProgress", "as_spark_reports", "curve_on_spark", "expected_seconds", "explain_job", "format_explanation",
+           "format_log", "native_query", "native_seconds",
            "plan_micro_batches", "read_progress_log", "run_native", "run_spark", "run_spark_native", "spark_session"]

@@ -26,6 +26,7 @@ from explorer.errors import InputError
 from explorer.streams import GENERATORS, Stream, generate, load_events
 from explorer.timeutil import MICROS, human_duration
 from explorer.ui.controls import Controls
+from explorer.ui.job_log_panel import JobLogPanel
 from explorer.ui.panels import ComparePanel, ExportPanel, SparkPanel
 from explorer.ui.figures import (POINT_BUDGET, ALL_KEYS, plot_time, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
                                  STATUS_LABELS, STATUSES, TwoClocks, compact, delay_histogram, follow_page_zoom, quantile_labels, send,
@@ -109,6 +110,8 @@ class Explorer:
         self.spark_panel = SparkPanel(lambda: self.stream, self.controls.config, lambda: self.result, self.show_result,
                                       self.sweep, lambda: self.controls.delay.max)
         self.compare_panel = ComparePanel(lambda: self.stream, self.controls.config)
+        self.job_log_panel = JobLogPanel(lambda: self.stream, self.controls.config,
+                                         lambda: self.sweep.target.value / 100)
         self.export_panel = ExportPanel(self.controls.config, lambda: self.stream)
         self._build_data_picker()
         self.clocks = self._clocks_figure()
@@ -200,6 +203,7 @@ class Explorer:
         self.inspector.value = INSPECTOR_HINT
         self.spark_panel.forget()
         self.compare_panel.forget()
+        self.job_log_panel.forget()
 
     # --- figures --------------------------------------------------------------------------------
     def _time_axes(self, absolute: bool) -> None:
@@ -626,8 +630,10 @@ class Explorer:
         return W.HBox([left, right])
 
     def panels(self) -> W.Accordion:
-        panels = W.Accordion(children=[self.spark_panel.box(), self.compare_panel.box(), self.export_panel.box()])
-        for i, title in enumerate(("Run on Spark", "Compare engines", "Copy config as…")):
+        panels = W.Accordion(children=[self.spark_panel.box(), self.job_log_panel.box(), self.compare_panel.box(),
+                                       self.export_panel.box()])
+        for i, title in enumerate(("Run on Spark", "Explain a Spark job (its progress log)", "Compare engines",
+                                   "Copy config as…")):
             panels.set_title(i, title)
         return panels
 

@@ -33,6 +33,17 @@ def lab(tmp_path_factory):
         yield url, token
 
 
+def run_on_spark(page, batches: str, badge: str) -> None:
+    """Set the batches box, open the Run-on-Spark panel, press its button and wait for the badge's words."""
+    box = page.locator(".widget-text", has_text="micro-batches").locator("input")
+    box.fill(batches)
+    box.press("Enter")
+    page.get_by_text("Run on Spark", exact=True).first.click()
+    page.locator("button.jupyter-button", has_text="Run on Spark").click()
+    page.wait_for_function("words => [...document.querySelectorAll('.widget-html-content')]"
+                           ".some(e => e.textContent.includes(words))", arg=badge, timeout=240_000)
+
+
 def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
     from playwright.sync_api import sync_playwright
 
@@ -163,13 +174,7 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
         # Run on Spark: the 20k textbook stream with one arrival batch per event (20,000 batches, which Spark
         # carries four micro-batches of 5,000), in the background, then the agreement badge
         assert run_in_kernel(url, token, "print(len(explorer.stream))").strip() == "20000"
-        batches = page.locator(".widget-text", has_text="micro-batches").locator("input")
-        batches.fill("event")
-        batches.press("Enter")
-        page.get_by_text("Run on Spark", exact=True).first.click()
-        page.locator("button.jupyter-button", has_text="Run on Spark").click()
-        page.wait_for_function("() => [...document.querySelectorAll('.widget-html-content')]"
-                               ".some(e => e.textContent.includes('Spark agrees with the preview'))", timeout=240_000)
+        run_on_spark(page, batches="event", badge="Spark agrees with the preview")
         finished = page.locator(".widget-html-content", has_text="Spark finished").first.text_content()
         assert "Spark finished 5 micro-batches" in finished, finished  # four of events and the end of input
         assert run_in_kernel(url, token, "print(explorer.result.config.batches)").strip() == "event"
@@ -325,14 +330,7 @@ def test_a_kafka_export_uploaded_in_the_page_reads_as_date_times_and_the_target_
         # Spark's own query on the export: the spark preset, a micro-batch per minute of arrivals; the badge
         # holds it against the preview, and the preview's watermark stays dotted beside Spark's
         dropdown("preset").select_option("spark")
-        batches = page.locator(".widget-text", has_text="micro-batches").locator("input")
-        batches.fill("interval:60s")
-        batches.press("Enter")
-        page.get_by_text("Run on Spark", exact=True).first.click()
-        page.locator("button.jupyter-button", has_text="Run on Spark").click()
-        page.wait_for_function("() => [...document.querySelectorAll('.widget-html-content')].some(e => "
-                               "e.textContent.includes(\"Spark's own query agrees with the preview\"))",
-                               timeout=240_000)
+        run_on_spark(page, batches="interval:60s", badge="Spark's own query agrees with the preview")
         assert run_in_kernel(url, token, "print(explorer.result.engine, explorer.result.config.preset, "
                                          "explorer.result.config.batches)").split() == ["spark-native", "spark",
                                                                                          "interval:1m"]

@@ -122,27 +122,31 @@ class SparkPanel:
         self.thread = threading.Thread(target=work, args=(*args, self._stream_generation), daemon=True)
         self.thread.start()
 
-    def _end(self) -> None:
-        self.run_button.disabled = self.sweep_button.disabled = False
-        self.cancel_button.disabled = True
+    def _finish(self, generation: int, work: Callable):
+        """``work()``'s value, or None when it failed (cancelled, too big, Spark failed: said in one line, with the
+        checkpoint for the rules) or the stream changed meanwhile; the buttons are free again either way."""
+        try:
+            value = work()
+        except InputError as error:
+            if generation == self._stream_generation:
+                self.status.value = f"<span style='color:#a00'>{html.escape(str(error))}</span>"
+            return None
+        finally:
+            self.run_button.disabled = self.sweep_button.disabled = False
+            self.cancel_button.disabled = True
+        return value if generation == self._stream_generation else None
 
     def _work(self, stream: Stream, config: RunConfig, native: bool, generation: int) -> None:
         from explorer.spark import as_spark_reports, run_spark, run_spark_native, spark_session
 
         started = time.perf_counter()
-        try:
-            if native:
-                result = run_spark_native(stream, config, spark_session, progress=self._on_native_progress,
-                                          cancel=self._cancel)
-            else:
-                result = run_spark(stream, config, spark_session, progress=self._on_progress, cancel=self._cancel)
-        except InputError as error:  # cancelled, or Spark failed: one line (with the checkpoint, for the rules)
-            if generation == self._stream_generation:
-                self.status.value = f"<span style='color:#a00'>{html.escape(str(error))}</span>"
-            return
-        finally:
-            self._end()
-        if generation != self._stream_generation:
+        if native:
+            result = self._finish(generation, lambda: run_spark_native(
+                stream, config, spark_session, progress=self._on_native_progress, cancel=self._cancel))
+        else:
+            result = self._finish(generation, lambda: run_spark(stream, config, spark_session,
+                                                                progress=self._on_progress, cancel=self._cancel))
+        if result is None:
             return
         self.result = result
         seconds = time.perf_counter() - started
@@ -179,16 +183,9 @@ class SparkPanel:
         from explorer.spark import curve_on_spark, spark_session
 
         started = time.perf_counter()
-        try:
-            rows = curve_on_spark(spark_session, stream, [config], delays, progress=self._on_sweep_progress,
-                                  cancel=self._cancel)
-        except InputError as error:  # cancelled, too big for memory, or Spark failed: one line
-            if generation == self._stream_generation:
-                self.status.value = f"<span style='color:#a00'>{html.escape(str(error))}</span>"
-            return
-        finally:
-            self._end()
-        if generation != self._stream_generation:
+        rows = self._finish(generation, lambda: curve_on_spark(spark_session, stream, [config], delays,
+                                                               progress=self._on_sweep_progress, cancel=self._cancel))
+        if rows is None:
             return
         self.curve = rows
         self._sweep.draw(rows, title="completeness vs latency (Spark's sweep)")

@@ -102,11 +102,20 @@ def main() -> None:
     parser.add_argument("--sweep-events", type=int, default=1_000_000)
     parser.add_argument("--skip-sweep", action="store_true")
     parser.add_argument("--only-goals", action="store_true")
+    parser.add_argument("--only-sweep", action="store_true")
     args = parser.parse_args()
-    goals()
+    if not args.only_sweep:
+        goals()
     if args.only_goals:
         return
     spark = spark_session()
+    if not args.only_sweep:
+        runner_against_native(spark)
+    if not args.skip_sweep:
+        sweep(spark, args.sweep_events)
+
+
+def runner_against_native(spark) -> None:
     stream = generate("textbook", events=20_000)
     config = replace(preset("voltsp", delay=5 * S), batches=BatchSpec.parse("count:400"))
     run_native(spark, generate("textbook", events=800), config.window, 5 * S, config.batches)  # warm-up
@@ -117,10 +126,12 @@ def main() -> None:
         print(f"50 batches x 400 events, round {attempt + 1}: native count median {native_ms:.0f} ms/batch "
               f"({native_wall:.1f} s end to end); runner median {runner_ms:.0f} ms/batch ({runner_wall:.1f} s end to "
               f"end); ratio {runner_ms / native_ms:.2f}x (goal <= 1.3x)")
-    if args.skip_sweep:
-        return
+
+
+def sweep(spark, sweep_events: int) -> None:
+    curve_on_spark(spark, generate("textbook", events=2_000), [preset("textbook")], [0, S])  # warm-up
     delays = [d * S // 4 for d in range(41)]
-    for events in (args.sweep_events // 4, args.sweep_events):
+    for events in (sweep_events // 4, sweep_events):
         big = generate("textbook", events=events)
         start = time.perf_counter()
         rows = curve_on_spark(spark, big, [preset("textbook")], delays)
@@ -130,7 +141,7 @@ def main() -> None:
         local_s = time.perf_counter() - start
         print(f"sweep {events:,} events x 41 delays: spark {spark_s:.1f} s (goal < 120 s), local loop {local_s:.1f} s, "
               f"same rows: {rows == local}")
-    big = generate("textbook", events=args.sweep_events // 4)
+    big = generate("textbook", events=sweep_events // 4)
     for n_delays in (11, 41, 161):
         delays = [d * S // 4 for d in range(n_delays)]
         start = time.perf_counter()

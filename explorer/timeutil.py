@@ -50,7 +50,9 @@ def to_unit(micros: int | float, unit: str = "s") -> float:
 
 
 def format_duration(micros: int) -> str:
-    """Shortest exact spelling of a duration, the inverse of :func:`parse_duration`."""
+    """Shortest exact spelling of a duration, the inverse of :func:`parse_duration` (zero is "0s", not "0h")."""
+    if micros == 0:
+        return "0s"
     for unit in ("h", "m", "s", "ms"):
         if micros % MICROS[unit] == 0:
             return f"{micros // MICROS[unit]}{unit}"

@@ -19,7 +19,7 @@ from explorer.spark.session import spark_session
 from explorer.spark.staging import MicroBatchPlan, expected_seconds, plan_micro_batches
 from explorer.spark.sweep import SweepProgress, curve_on_spark
 
-__all__ = ["BatchProgress", "Cancelled", "JobExplanation", "MicroBatchPlan", "NativeEmission", "NativeRun", "Progress", "SparkRunError",
-           "SweepProgress", "as_spark_reports", "curve_on_spark", "expected_seconds", "explain_job", "format_explanation",
-           "format_log", "native_query", "native_seconds",
-           "plan_micro_batches", "read_progress_log", "run_native", "run_spark", "run_spark_native", "spark_session"]
+__all__ = ["BatchProgress", "Cancelled", "JobExplanation", "MicroBatchPlan", "NativeEmission", "NativeRun", "Progress",
+           "SparkRunError", "SweepProgress", "as_spark_reports", "curve_on_spark", "expected_seconds", "explain_job",
+           "format_explanation", "format_log", "native_query", "native_seconds", "plan_micro_batches",
+           "read_progress_log", "run_native", "run_spark", "run_spark_native", "spark_session"]

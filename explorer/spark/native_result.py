@@ -152,18 +152,18 @@ def _raw_watermarks(stream: Stream, starts: np.ndarray, query: NativeQuery, micr
     """The max event time Spark had seen before each of ``micro_batches``, in its milliseconds (per input, then
     the min or max over the inputs that have seen data); None before any."""
     arrays = stream.arrays()
-    whole = np.abs(arrays.event_time) // MS * MS
-    event_ms = np.where(arrays.event_time >= 0, whole, -whole)  # Spark's t / 1000: toward zero (truncate_to_unit)
-    inputs = [np.ones(len(event_ms), dtype=bool)] if query.watermark_policy is None else \
+    event_time = arrays.event_time
+    inputs = [np.ones(len(event_time), dtype=bool)] if query.watermark_policy is None else \
         [arrays.partitions == p for p in sorted(set(arrays.partitions.tolist()))]
     out: list[int | None] = [None]
     best: list[int | None] = [None] * len(inputs)
     for b in range(micro_batches - 1):
         lo, hi = (int(starts[b]), int(starts[b + 1])) if b + 1 < len(starts) else (0, 0)
         for i, mask in enumerate(inputs):
-            chunk = event_ms[lo:hi][mask[lo:hi]]
-            if len(chunk):
-                best[i] = int(chunk.max()) if best[i] is None else max(best[i], int(chunk.max()))
+            chunk = event_time[lo:hi][mask[lo:hi]]
+            if len(chunk):  # Spark's t / 1000 (toward zero) keeps the order, so the max's is the max of theirs
+                seen = truncate_to_unit(int(chunk.max()), MS)
+                best[i] = seen if best[i] is None else max(best[i], seen)
         known = [v for v in best if v is not None]
         out.append(None if not known else (min(known) if query.watermark_policy == "min" else max(known)))
     return out

@@ -299,6 +299,25 @@ def test_a_sweep_for_settings_that_changed_stops():
     assert explorer.sweep.rows and explorer.sweep.key[1].time.idle_timeout == 31_000_000
 
 
+def test_the_curve_held_against_spark_is_the_one_swept_for_those_settings():
+    """While the sweep for new settings runs, the rows shown are the old settings': they are not these settings'
+    curve (Spark's sweep is held against rows_for, and stale rows made a false "differ")."""
+    from explorer.ui import Explorer
+    from explorer import generate
+
+    explorer = Explorer(generate("textbook", events=20_000), "voltsp")
+    explorer.wait_for_curve()
+    before = explorer.controls.config()
+    assert explorer.sweep.rows_for(explorer.stream, before) == explorer.sweep.rows != []
+    explorer.controls.idle.value = 30
+    explorer.wait_until_settled()  # the new sweep starts (about 0.5 s of work at 20k events)
+    after = explorer.controls.config()
+    assert explorer.sweep.rows_for(explorer.stream, after) is None
+    explorer.wait_for_curve()
+    assert explorer.sweep.rows_for(explorer.stream, after) == explorer.sweep.rows
+    assert explorer.sweep.rows_for(explorer.stream, before) is None
+
+
 def test_a_wall_clock_stream_is_drawn_and_explained_in_date_times():
     """A Kafka export's times are instants: date axes (Plotly reads ms since 1970), date-times in the hover
     text and the inspector, durations in words; a relative stream keeps seconds. (The axes used to read

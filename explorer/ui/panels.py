@@ -25,6 +25,7 @@ from explorer.core import Result, run
 from explorer.core.result import differences
 from explorer.errors import InputError
 from explorer.export import TARGETS, ExportSource, export
+from explorer.metrics import CurveRow
 from explorer.streams import Stream, batches_for
 from explorer.timeutil import MICROS, format_instant, human_duration
 from explorer.ui.figures import STATUS_COLORS, STATUS_LABELS, STATUSES, plot_time, send
@@ -65,7 +66,7 @@ class SparkPanel:
         self.anyway = W.Checkbox(value=False, description="run anyway", indent=False)
         self.rules = W.Checkbox(value=False, description="the preview's rules, not Spark's own query", indent=False)
         self.result: Result | None = None
-        self.curve: list = []  # Spark's last sweep (CurveRow), as drawn
+        self.curve: list[CurveRow] = []  # Spark's last sweep, as drawn
         self.thread: threading.Thread | None = None
         self._cancel = threading.Event()
         self.run_button.on_click(self.start)

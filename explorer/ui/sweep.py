@@ -50,6 +50,7 @@ class Sweep:
                                          layout=W.Layout(width="14em"))
         self.suggestion = W.HTML()
         self.rows: list[CurveRow] = []
+        self._rows_key: tuple | None = None  # what ``rows`` were swept for (``key`` moves on when a sweep starts)
         self.key: tuple | None = None  # what the curve shown (or being computed) is for
         self.generation = 0  # bumped to stop the sweep under way
         self._tune_generation = 0  # bumped to drop the suggestion under way
@@ -68,7 +69,7 @@ class Sweep:
         self.key = None
         self.generation += 1
         self._tune_generation += 1
-        self.rows = []
+        self.rows, self._rows_key = [], None
         with self.figure.batch_update():
             for trace in self.figure.data:
                 trace.x, trace.y = [], []
@@ -99,7 +100,7 @@ class Sweep:
             except SweepStopped:
                 return
             if generation == self.generation:
-                self.rows = rows
+                self.rows, self._rows_key = rows, key
                 self.draw(rows)
                 self.suggest()
 
@@ -112,8 +113,8 @@ class Sweep:
         return [round(d * S) for d in np.linspace(0, max_delay, SWEEP_POINTS)]
 
     def rows_for(self, stream: Stream, config: RunConfig) -> list[CurveRow] | None:
-        """The local curve's rows, if the one shown was swept for these settings and is complete."""
-        return self.rows if self.rows and self.key == self.key_of(stream, config) else None
+        """The local curve's rows, if they were swept for these settings (not while a sweep for them runs)."""
+        return self.rows if self.rows and self._rows_key == self.key_of(stream, config) else None
 
     def draw(self, rows: list[CurveRow], title: str = CURVE_TITLE) -> None:
         """Draw a curve's rows (the local sweep's, or Spark's) and ring the current setting on it."""

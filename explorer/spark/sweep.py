@@ -22,6 +22,8 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import pandas as pd
+
 from explorer.budget import check_spark_sweep
 from explorer.config import RunConfig, apply_delay
 from explorer.core import run_metrics
@@ -47,10 +49,10 @@ class _Shipped:
     """What the tasks receive once, by broadcast: the validated stream's parts (a Stream rebuilt from them
     skips the loader, which ran on the driver)."""
 
-    events: object  # the pandas DataFrame
+    events: pd.DataFrame
     name: str
     time_unit: str
-    watermarks: object  # the scripted watermark rows (a few per test or lesson)
+    watermarks: pd.DataFrame  # the scripted watermark rows (a few per test or lesson)
     flags: dict
 
 

@@ -32,7 +32,7 @@ from explorer.streams.generators import make_frame
 from explorer.streams.loading import parse_time_units
 from explorer.timeutil import MICROS, exact_seconds, format_instant, human_duration, parse_duration
 
-COLUMN_OPTIONS = ("id", "key", "event_time", "arrival_time", "batch", "partition", "value")
+COLUMN_OPTIONS = ("id", "key", "event_time", "arrival_time", "batch", "partition", "offset", "value")
 
 
 def _generator_options() -> dict[str, inspect.Parameter]:
@@ -400,7 +400,8 @@ def cmd_curve(args: argparse.Namespace) -> None:
 
 def cmd_spark_log(args: argparse.Namespace) -> None:
     """The job's micro-batches as its log has them; with the events export (whose batch column is Spark's
-    batchId), the spark preset's replay beside them."""
+    batchId, or whose Kafka partition and offset the log's source offsets place), the spark preset's replay
+    beside them."""
     from explorer.spark.job_log import explain_job, format_explanation, format_log
     from explorer.spark.progress import read_progress_log
 
@@ -523,6 +524,9 @@ def cmd_validate(args: argparse.Namespace) -> None:
     else:
         print("  no arrival_time column: file order is arrival order")
     print(f"  batch column: {'yes' if stream.has_batch else 'no'}")
+    if stream.has_offset:
+        print(f"  Kafka offsets in {len(stream.partitions)} partition(s): spark-log places the rows in a job's "
+              "micro-batches by them")
     marks = stream.watermarks
     if len(marks):
         low, high = (format_instant(int(v), stream.absolute) for v in (marks["watermark"].min(), marks["watermark"].max()))

@@ -186,6 +186,61 @@ def test_a_real_query_log_explained_with_its_events(tmp_path, spark, capsys):
     assert alone[-1].startswith(f"{sum(p.dropped for p in ran.progress)} rows dropped by the watermark")
 
 
+def test_a_kafka_export_without_batch_ids_is_placed_by_the_logs_offsets(tmp_path, spark, capsys):
+    """A job reading Kafka logs, per micro-batch, the offsets it read of each partition; its topic's export has
+    each record's partition and offset, not Spark's batchId. The real query's log, its sources written as a
+    Kafka source reports them (there is no Kafka here), places every row in its micro-batch: the explanation
+    equals the one from the batch column, in the API and in the CLI."""
+    from explorer.cli import main
+    from explorer.spark.job_log import explain_job
+    from explorer.streams import load_events
+    from explorer.streams.loading import parse_time_units
+
+    _, ran, log, export, events = real_job(tmp_path, spark)
+    frame = pd.read_csv(export)
+    frame["partition"] = frame["key"].map({"a": 0, "b": 1})
+    frame = frame.sort_values(["batch", "arrival_time"], kind="stable")
+    frame["offset"] = frame.groupby("partition").cumcount()
+    ends = {p: frame[frame["partition"] == p].groupby("batch")["offset"].max().add(1) for p in (0, 1)}
+    kafka_log = tmp_path / "kafka-progress.jsonl"
+    lines = []
+    for line in ran.log:
+        record = json.loads(line)
+        batch = record["batchId"]
+        end = {str(p): int(ends[p][ends[p].index <= batch].max()) if (ends[p].index <= batch).any() else 0
+               for p in (0, 1)}
+        start = None if batch == 0 else {p: (int(ends[int(p)][ends[int(p)].index < batch].max())
+                                             if (ends[int(p)].index < batch).any() else 0) for p in end}
+        record["sources"] = [{"description": "KafkaV2[Subscribe[readings]]", "numInputRows": record["numInputRows"],
+                              "startOffset": start and {"readings": start}, "endOffset": {"readings": end}}]
+        lines.append(json.dumps(record))
+    kafka_log.write_text("\n".join(lines) + "\n")
+    topic_export = tmp_path / "topic.csv"
+    frame.drop(columns="batch").sample(frac=1, random_state=3).to_csv(topic_export, index=False)  # any row order
+
+    config = config_for("sliding:10:5", 0)
+    by_offsets = explain_job(read_progress_log(kafka_log), load_events(topic_export, parse_time_units("us")), config)
+    by_batch = explain_job(ran.progress, events, config)
+    assert [(b.replayed, b.watermark, b.dropped_groups, b.dropped_ids) for b in by_offsets.batches] == \
+        [(b.replayed, b.watermark, b.dropped_groups, b.dropped_ids) for b in by_batch.batches]
+    assert all(b.agrees for b in by_offsets.batches) and by_offsets.spark_dropped > 0
+
+    main(["spark-log", str(kafka_log), str(topic_export), "--time-unit", "us", "--window", "sliding:10s:5s",
+          "--delay", "0"])
+    assert "agrees with the log in every micro-batch" in capsys.readouterr().out
+
+    from explorer.ui import Explorer  # the explorer's panel, with the topic's export as the stream
+    explorer = Explorer(load_events(topic_export, parse_time_units("us")), "spark")
+    explorer.controls.window_kind.value = "sliding"
+    explorer.controls.size.value, explorer.controls.slide.value = 10, 5
+    explorer.controls.delay.value = 0
+    explorer.job_log_panel.upload.value = ({"name": "kafka-progress.jsonl", "type": "", "size": 1,
+                                            "content": memoryview(kafka_log.read_bytes()),
+                                            "last_modified": datetime(2026, 11, 24, tzinfo=timezone.utc)},)
+    shown = explorer.job_log_panel.explanation
+    assert shown is not None and [b.dropped_ids for b in shown.batches] == [b.dropped_ids for b in by_batch.batches]
+
+
 def test_the_explorer_draws_a_real_jobs_log_beside_its_replay(tmp_path, spark):
     """The explorer's "Explain a Spark job" panel: the log uploaded draws Spark's watermark, durations and dropped
     rows on the job's timeline; with the job's export as the stream, the replay's watermark and late groups

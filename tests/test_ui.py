@@ -434,7 +434,8 @@ def test_a_kafka_export_uploaded_in_any_of_its_time_formats_gives_the_clis_resul
     from explorer import preset, run
     from explorer.cli import main
     from explorer.streams import load_events
-    columns = {"event_time": "ts", "arrival_time": "ingest_ts", "key": "device_id", "partition": "partition"}
+    columns = {"event_time": "ts", "arrival_time": "ingest_ts", "key": "device_id", "partition": "partition",
+               "offset": "offset"}
     config = preset("voltsp", delay=5_000_000)
     explorer = Explorer(generate("voltsp"), "voltsp", config=config)
     expected = None

@@ -2,8 +2,9 @@
 
 The log says, per micro-batch, the watermark Spark used and ``numRowsDroppedByWatermark``: how many rows its
 aggregation refused, counted after partial aggregation (one per input partition, key and window, however
-many events that was). Given the job's events export, with the micro-batch each row was read in (its
-``batch`` column holding Spark's batchId), the ``spark`` preset replays the job with its window and delay and
+many events that was). Given the job's events export, with the micro-batch each row was read in (a
+``batch`` column holding Spark's batchId, or, for a Kafka source, the rows' partition and offset, which the
+log's source offsets place in micro-batches), the ``spark`` preset replays the job with its window and delay and
 names the events behind each count; then the smallest delay that would have kept the target share of them.
 
 The preset replays the arrival batches as the log shows them: when the job ran no-data micro-batches (a live
@@ -24,7 +25,8 @@ from explorer.core.result import Result
 from explorer.errors import InputError
 from explorer.metrics import Tuning, tune
 from explorer.spark.progress import BatchProgress
-from explorer.streams import Stream, batches_for
+from explorer.spark.kafka_offsets import micro_batches_of
+from explorer.streams import Stream, batches_for, read_in_batches
 from explorer.timeutil import format_instant, human_duration
 
 
@@ -59,9 +61,8 @@ class JobExplanation:
 def explain_job(progress: list[BatchProgress], stream: Stream, config: RunConfig, target: float = 0.99) -> JobExplanation:
     """Replay the job's events with ``config`` (the ``spark`` preset, the job's window and delay) and line it up
     with the log, micro-batch by micro-batch."""
-    if not stream.has_batch:
-        raise InputError("the events export needs a batch column holding the micro-batch (Spark's batchId) each "
-                         "row was read in")
+    if not stream.has_batch:  # a Kafka topic's export: its offsets say which micro-batch read each row
+        stream = read_in_batches(stream, micro_batches_of(progress, stream))
     # a no-data micro-batch before the last data: a live query. (A replayed backlog's comes only at the end.)
     with_data = [i for i, p in enumerate(progress) if p.input_rows]
     live = any(not p.input_rows for p in progress[:with_data[-1]]) if with_data else False

@@ -25,6 +25,18 @@ MAX_LINE_BYTES = 16 * 1024**2  # Kafka offsets of thousands of partitions stay w
 
 
 @dataclass(frozen=True)
+class KafkaRange:
+    """The records of one Kafka partition a micro-batch read: offsets ``start`` ≤ offset < ``end`` (Kafka's
+    end offset is the next record's). ``start`` is None when the log does not say (a query's first
+    micro-batch reports no start offset: it read from where ``startingOffsets`` put it)."""
+
+    topic: str
+    partition: int
+    start: int | None
+    end: int
+
+
+@dataclass(frozen=True)
 class BatchProgress:
     """One micro-batch as Spark reported it. Times are µs since the epoch. ``watermark`` is the one the batch
     evicted windows with; Spark reports 0 before it has seen any event time, which is kept as 0 here (the
@@ -41,6 +53,7 @@ class BatchProgress:
     state_rows: int
     query: str  # the query's name, else its id: a log can hold several queries
     run_id: str
+    kafka: tuple[KafkaRange, ...] = ()  # what a Kafka source read; empty for other sources
 
 
 def parse_progress(record: dict[str, Any], where: str) -> BatchProgress:
@@ -59,6 +72,7 @@ def parse_progress(record: dict[str, Any], where: str) -> BatchProgress:
             state_rows=sum(_int(op.get("numRowsTotal", 0)) for op in operators),
             query=str(record.get("name") or record.get("id") or ""),
             run_id=str(record.get("runId") or ""),
+            kafka=tuple(r for source in record.get("sources") or [] for r in _kafka_ranges(source)),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         detail = f"no {error.args[0]!r}" if isinstance(error, KeyError) else str(error)
@@ -103,6 +117,34 @@ def read_progress_log(path: str | Path) -> list[BatchProgress]:
     if len(queries) > 1:
         raise InputError(f"{path}: holds {len(queries)} queries ({', '.join(queries[:4])}); give one query's log")
     return batches
+
+
+def _kafka_ranges(source: dict[str, Any]) -> list[KafkaRange]:
+    """A source's offsets when they are Kafka's: ``{"topic": {"partition": offset}}`` (JSON in
+    ``lastProgress``, a JSON string in the event log). A file or rate source's offsets are other shapes and
+    give none."""
+    end, start = _offsets(source.get("endOffset")), _offsets(source.get("startOffset"))
+    if end is None:
+        return []
+    return [KafkaRange(topic, partition, (start or {}).get((topic, partition)), offset)
+            for (topic, partition), offset in sorted(end.items())]
+
+
+def _offsets(value: Any) -> dict[tuple[str, int], int] | None:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return None
+    if not isinstance(value, dict) or not value or not all(isinstance(v, dict) for v in value.values()):
+        return None
+    found = {}
+    for topic, partitions in value.items():
+        for partition, offset in partitions.items():
+            if not str(partition).isdigit():
+                return None
+            found[(str(topic), int(partition))] = _int(offset)
+    return found
 
 
 def _int(value: Any) -> int:

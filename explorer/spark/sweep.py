@@ -32,7 +32,7 @@ from explorer.spark.runner import Cancelled, SparkRunError, failure_reason
 from explorer.spark.session import started
 from explorer.streams import Stream
 
-STREAM_FLAGS = ("has_keys", "has_arrival", "has_batch", "has_partition", "time_formats")
+STREAM_FLAGS = ("has_keys", "has_arrival", "has_batch", "has_partition", "has_offset", "time_formats")
 POLL_SECONDS = 0.25
 
 

@@ -2,8 +2,8 @@
 
 from explorer.streams.batching import Batches, assign_batches, batches_for, default_batches
 from explorer.streams.generators import GENERATORS, generate
-from explorer.streams.loading import load_events, stream_from_frame
+from explorer.streams.loading import load_events, read_in_batches, stream_from_frame
 from explorer.streams.stream import Stream
 
 __all__ = ["Batches", "GENERATORS", "Stream", "assign_batches", "batches_for", "default_batches", "generate",
-           "load_events", "stream_from_frame"]
+           "load_events", "read_in_batches", "stream_from_frame"]

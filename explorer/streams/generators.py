@@ -111,7 +111,8 @@ def future_outliers(seed: int = 11, events: int = 2_000, spacing: float = 0.5, o
     return _finish(pd.DataFrame({"event_time": event_time, "arrival_time": arrival}))
 
 
-KAFKA_COLUMNS = {"event_time": "ts", "arrival_time": "ingest_ts", "key": "device_id", "partition": "partition"}
+KAFKA_COLUMNS = {"event_time": "ts", "arrival_time": "ingest_ts", "key": "device_id", "partition": "partition",
+                 "offset": "offset"}
 
 
 def kafka_export(seed: int = 2, devices: int = 20, duration: float = 2500.0, rate: float = 1.0,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
@@ -18,7 +19,7 @@ import pandas as pd
 from explorer.budget import BYTES_PER_LOADED_ROW, BYTES_PER_TEXT_BYTE, check_load, text_bytes
 from explorer.errors import InputError
 from explorer.streams.stream import Stream
-from explorer.streams.times import MICROS_PER, TimeFormat, is_blank, consistent, read_times
+from explorer.streams.times import MICROS_PER, TimeFormat, consistent, is_blank, read_times, shown
 
 TimeUnits = str | dict[str, str] | None
 TIME_COLUMNS = ("event_time", "arrival_time")
@@ -241,6 +242,7 @@ def stream_from_frame(
         "arrival_time": arrival_time,
         "batch": _batch_column(frame, where),
         "partition": _text_column(frame, "partition", n),
+        "offset": _offset_column(frame, where, is_mark),
         "value": _value_column(frame, where),
     })
     has_batch = "batch" in frame.columns
@@ -254,7 +256,8 @@ def stream_from_frame(
     event_format = formats["event_time"]
     return Stream(out, name=name, time_unit=event_format.unit if event_format.kind in ("epoch", "number") else "s",
                   time_formats=formats, has_keys="key" in frame.columns, has_arrival=has_arrival,
-                  has_batch=has_batch, has_partition="partition" in frame.columns, source=source,
+                  has_batch=has_batch, has_partition="partition" in frame.columns,
+                  has_offset="offset" in frame.columns, source=source,
                   source_columns={ours: str(theirs) for ours, theirs in (columns or {}).items()},
                   arrivals_raised=raised, watermarks=marks)
 
@@ -267,7 +270,7 @@ def _watermark_rows(frame: pd.DataFrame, where: str) -> np.ndarray:
     bad = ~np.isin(kinds, ["", "event", "watermark"])
     if bad.any():
         row = int(np.flatnonzero(bad)[0]) + 1
-        raise InputError(f"{where}: column 'kind' row {row}: {frame['kind'].iloc[row - 1]!r} is neither 'event' nor "
+        raise InputError(f"{where}: column 'kind' row {row}: {shown(frame['kind'].iloc[row - 1])} is neither 'event' nor "
                          "'watermark'")
     is_mark = kinds == "watermark"
     if is_mark.all():
@@ -310,6 +313,21 @@ def arrival_order(events: pd.DataFrame, has_arrival: bool, has_batch: bool,
     if not keys:
         return np.arange(len(events))
     return np.lexsort(keys)
+
+
+def read_in_batches(stream: Stream, batch: np.ndarray) -> Stream:
+    """The same events read in the given batches (one per event, in the stream's order), put in arrival order
+    again with the processing clock a batch column implies, exactly as if the file had held the column. A
+    Spark job's micro-batches, found from the Kafka offsets its progress log reports, become batches so."""
+    if len(stream.watermarks):
+        raise InputError(f"{stream.source or stream.name}: scripted watermark rows cannot be placed in batches "
+                         "after loading; give the file a batch column")
+    events = stream.events.assign(batch=np.asarray(batch, dtype=np.int64))
+    events = events.iloc[arrival_order(events, stream.has_arrival, True)].reset_index(drop=True)
+    raised = 0
+    if stream.has_arrival:
+        events["arrival_time"], raised = processing_clock(events["arrival_time"].to_numpy(dtype=np.int64))
+    return replace(stream, events=events, has_batch=True, arrivals_raised=raised, cache={})
 
 
 def time_units(given: TimeUnits, columns: dict[str, str] | None = None) -> dict[str, str]:
@@ -376,6 +394,28 @@ def _batch_column(frame: pd.DataFrame, where: str) -> np.ndarray:
     return _whole_numbers(frame["batch"], "batch", where)
 
 
+def _offset_column(frame: pd.DataFrame, where: str, is_mark: np.ndarray) -> np.ndarray:
+    """Kafka offsets (-1 without the column): whole, not negative, and one record per (partition, offset),
+    since a duplicate means two rows claim the same record (an export joined twice, a column misread)."""
+    if "offset" not in frame.columns:
+        return np.full(len(frame), -1, dtype=np.int64)
+    offsets = np.where(is_mark, 0, _whole_numbers(frame["offset"].where(~is_mark, 0), "offset", where))
+    negative = offsets < 0
+    if negative.any():
+        row = int(np.flatnonzero(negative)[0]) + 1
+        raise InputError(f"{where}: column 'offset' row {row}: {shown(frame['offset'].iloc[row - 1])} is negative; a "
+                         "Kafka offset counts from 0")
+    records = pd.DataFrame({"partition": _text_column(frame, "partition", len(frame)), "offset": offsets})[~is_mark]
+    twice = records.duplicated(keep=False).to_numpy()
+    if twice.any():
+        first = records.iloc[int(np.flatnonzero(twice)[0])]
+        same = records.index[(records["partition"] == first["partition"]) & (records["offset"] == first["offset"])] + 1
+        raise InputError(f"{where}: column 'offset' rows {', '.join(map(str, same[:5]))}: partition "
+                         f"{first['partition'] or '(none)'!s} offset {first['offset']} twice; a Kafka record has one "
+                         "offset in its partition")
+    return offsets.astype(np.int64)
+
+
 def _value_column(frame: pd.DataFrame, where: str) -> np.ndarray:
     if "value" not in frame.columns:
         return np.ones(len(frame), dtype=float)
@@ -384,7 +424,7 @@ def _value_column(frame: pd.DataFrame, where: str) -> np.ndarray:
     bad = np.isnan(numeric) & ~np.array([is_blank(v) for v in values])
     if bad.any():
         row = int(np.flatnonzero(bad)[0]) + 1
-        raise InputError(f"{where}: column 'value' row {row}: {values[row - 1]!r} is not a number")
+        raise InputError(f"{where}: column 'value' row {row}: {shown(values[row - 1])} is not a number")
     return np.nan_to_num(numeric, nan=0.0)
 
 
@@ -393,5 +433,5 @@ def _whole_numbers(series: pd.Series, column: str, where: str) -> np.ndarray:
     bad = np.isnan(numeric) | (numeric != np.round(numeric))
     if bad.any():
         row = int(np.flatnonzero(bad)[0]) + 1
-        raise InputError(f"{where}: column '{column}' row {row}: {series.iloc[row - 1]!r} is not a whole number")
+        raise InputError(f"{where}: column '{column}' row {row}: {shown(series.iloc[row - 1])} is not a whole number")
     return numeric.astype(np.int64)

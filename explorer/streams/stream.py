@@ -11,7 +11,7 @@ import pandas as pd
 if TYPE_CHECKING:
     from explorer.streams.times import TimeFormat
 
-COLUMNS = ("id", "key", "event_time", "arrival_time", "batch", "partition", "value")
+COLUMNS = ("id", "key", "event_time", "arrival_time", "batch", "partition", "offset", "value")
 WATERMARK_COLUMNS = ("watermark", "arrival_time", "batch", "after")
 
 
@@ -24,7 +24,8 @@ class Stream:
     """Validated events in arrival order.
 
     ``events`` has columns id (str), key (str), event_time and arrival_time (int64 µs), batch (int64,
-    0 where the file has none), partition (str) and value (float). When the file has no arrival_time the
+    0 where the file has none), partition (str), offset (int64: the record's Kafka offset in its partition,
+    -1 where the file has none) and value (float). When the file has no arrival_time the
     processing clock is taken as the newest event time seen so far, so in-order events sit on the ideal
     diagonal and stragglers below it; ``has_arrival`` says which it was.
 
@@ -41,6 +42,7 @@ class Stream:
     has_arrival: bool = False
     has_batch: bool = False
     has_partition: bool = False
+    has_offset: bool = False  # Kafka offsets: a Spark job's progress log places each row in its micro-batch
     # where it came from: the file, and the file's own name for each of our columns it maps (an export
     # hands them back, so a snippet reads the user's file as it is)
     source: str | None = None

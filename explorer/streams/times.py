@@ -79,7 +79,7 @@ def read_times(series: pd.Series, column: str, unit: str | None, where: str) -> 
     flags = np.array([isinstance(v, (bool, np.bool_)) for v in values], dtype=bool)
     if flags.any():
         row = int(np.flatnonzero(flags)[0]) + 1
-        raise InputError(f"{where}: column '{column}' row {row}: {values[row - 1]!r} is true/false, not a time")
+        raise InputError(f"{where}: column '{column}' row {row}: {shown(values[row - 1])} is true/false, not a time")
     numeric = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
     is_number = ~np.isnan(numeric)
     if is_number.all():
@@ -87,7 +87,7 @@ def read_times(series: pd.Series, column: str, unit: str | None, where: str) -> 
     if is_number.any():
         first_num, first_text = int(np.flatnonzero(is_number)[0]) + 1, int(np.flatnonzero(~is_number)[0]) + 1
         raise InputError(f"{where}: column '{column}' mixes time formats: row {first_num} is a number "
-                         f"({values[first_num - 1]!r}), row {first_text} is text ({values[first_text - 1]!r})")
+                         f"({shown(values[first_num - 1])}), row {first_text} is text ({shown(values[first_text - 1])})")
     return _iso(values, column, where)  # (a unit counts numbers; ISO text carries its own)
 
 
@@ -119,7 +119,7 @@ def _iso(values: np.ndarray, column: str, where: str) -> tuple[np.ndarray, TimeF
     bad = parsed.isna().to_numpy()
     if bad.any():
         row = int(np.flatnonzero(bad)[0]) + 1
-        raise InputError(f"{where}: column '{column}' row {row}: cannot read {values[row - 1]!r} as a time "
+        raise InputError(f"{where}: column '{column}' row {row}: cannot read {shown(values[row - 1])} as a time "
                          "(use ISO-8601 like 2026-01-01T09:00:05Z, or a number)")
     zoned = np.array([bool(_ZONE.search(v[10:])) for v in text.tolist()], dtype=bool)
     if zoned.any() and not zoned.all():
@@ -148,6 +148,11 @@ def _checked(micros: np.ndarray, column: str, where: str) -> np.ndarray:
         raise InputError(f"{where}: column '{column}' row {row}: time {micros[row - 1] / 1e6:.6g} s is out of range "
                          "(beyond ±73,000 years); is the unit right?")
     return np.round(micros).astype(np.int64)
+
+
+def shown(value: object) -> str:
+    """A cell as a message quotes it: 1.5, not numpy's np.float64(1.5)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
 
 
 def is_blank(value: object) -> bool:

@@ -30,6 +30,7 @@ COLUMN_NAMES = {
     "id": ("id", "event_id", "uuid"),
     "batch": ("batch",),
     "partition": ("partition",),
+    "offset": ("offset", "kafka_offset"),
 }
 
 

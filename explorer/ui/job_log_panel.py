@@ -135,14 +135,15 @@ class JobLogPanel:
         said = f"{self.name}: {len(self.progress):,} micro-batches"
         if not replay:
             said += "; the stream changed: replay it beside the log with the button"
-        elif stream.has_batch:
+        elif stream.has_batch or stream.has_offset:
             spark_config = replace(preset("spark", delay=delay_of(config)), window=config.window)
             try:
                 self.explanation = explain_job(self.progress, stream, spark_config, self._target())
             except InputError as error:
                 said += f"; the stream shown is not this job's export ({error})"
         else:
-            said += "; load the job's events export (with its batch column) to see the events behind the counts"
+            said += ("; load the job's events export (with its batch column, or a Kafka export's partition and "
+                     "offset) to see the events behind the counts")
         self.message.value = html.escape(said)
         text = format_explanation(self.explanation, stream.absolute) if self.explanation else format_log(self.progress)
         self.table.value = f"<pre style='font-size:11px;line-height:1.3'>{html.escape(text)}</pre>"

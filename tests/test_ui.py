@@ -67,7 +67,10 @@ def test_preset_fills_controls_and_keeps_delay():
     # the slider is L here, and the bound box it overrides is not left showing
     assert explorer.controls.delay.description == "delay = L (s)"
     assert explorer.controls.bound.layout.display == "none"
-    assert all(w.layout.display is None for w in explorer.controls.all if w is not explorer.controls.bound)
+    rules = explorer.controls.rules.widgets
+    assert all(w.layout.display is None for w in explorer.controls.all
+               if w is not explorer.controls.bound and w not in rules.values())
+    assert rules["end_inclusive"].layout.display is None and rules["session_close_strict"].layout.display == "none"
     explorer.controls.preset.value = "flink"
     assert explorer.controls.delay.description == "delay (s)" and explorer.controls.bound.layout.display is None
     assert explorer.result.config.time.delay == 4_000_000
@@ -507,3 +510,34 @@ def test_the_inputs_watermark_rows_are_drawn_and_the_scripted_strategy_follows_t
     other = Explorer(generate("voltsp"), "voltsp")
     other.controls.strategy.value = "scripted"
     assert "watermark rows" in other.message.value and len(trace(other, "watermark rows (input)").x) == 0
+
+
+def test_each_engine_rule_has_a_control_and_switching_one_changes_only_what_it_decides():
+    """Flink sends an element to the side output only when every sliding window refused it; switched to "any
+    window" in the explorer, the side output gains the elements a later window kept (what the flink preset
+    wrongly did before). A rule of sessions is hidden under a sliding window; a duration typed wrong is refused
+    in the option's words."""
+    from explorer.config import preset
+    from explorer.ui.rule_controls import RULE_FIELDS
+    assert {spec.name for spec in RULE_FIELDS} >= {"refused_when", "session_lateness_on_merge",
+                                                   "forget_clock_when_empty", "late_kept_at_horizon", "watermark_unit"}
+    explorer = Explorer(generate("textbook", events=3000), "flink")
+    controls = explorer.controls
+    controls.window_kind.value = "sliding"
+    controls.size.value, controls.slide.value = 10, 5
+    controls.delay.value = 1
+    rules = controls.rules.widgets
+
+    def side_output() -> int:
+        return int((explorer.result.events["status"] == "side_output").sum())
+
+    every = side_output()
+    assert rules["refused_when"].value == "every-window" and every > 0
+    rules["refused_when"].value = "any-window"
+    assert controls.config().time.refused_when.value == "any-window"
+    assert side_output() > every
+    assert rules["session_lateness_on_merge"].layout.display == "none" and rules["refused_when"].layout.display is None
+    controls.show(preset("spark"))  # a preset fills the rules: Spark's whole-millisecond watermark
+    assert rules["watermark_unit"].value == "1ms" and rules["schedule"].value == "backlog"
+    rules["heartbeat"].value = "soon"
+    assert "--heartbeat" in explorer.message.value

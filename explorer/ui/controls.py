@@ -9,6 +9,7 @@ import ipywidgets as W
 from explorer.config import (PRESETS, TIME_FIELDS, BatchSpec, RunConfig, TimeField, WindowKind, WindowSpec, apply_delay,
                              delay_of, preset)
 from explorer.errors import InputError
+from explorer.ui.rule_controls import RuleControls
 from explorer.timeutil import MICROS, human_duration
 
 S = MICROS["s"]
@@ -66,9 +67,13 @@ class Controls:
         self._shown = preset("voltsp")  # the config last shown: what no control shows comes from it
         self.preset.observe(self._name_the_delay, names="value")
         self._name_the_delay()
+        self.rules = RuleControls()
+        self.window_kind.observe(lambda change: self.rules.show_window(change["new"]), names="value")
+        self.rules.show_window(self.window_kind.value)
+        self.rules.show(self._shown.time)
         self.all = [self.preset, self.time_source, self.strategy, self.delay, self.bound, self.allowed, self.late,
                     self.rule, self.idle, self.idle_clock, self.window_kind, self.size, self.slide, self.scope,
-                    self.source_idle, self.batches]
+                    self.source_idle, self.batches, *self.rules.widgets.values()]
 
     def _name_the_delay(self, _change=None) -> None:
         """In a preset whose one knob is the bound L of ``max seen − L`` (003's textbook, Bytewax's wait), the delay
@@ -79,8 +84,10 @@ class Controls:
         self.bound.layout.display = "none" if is_bound else None
 
     def box(self) -> W.VBox:
-        shown = [W.HBox([w, self.durations[name]]) if (name := self.slider_name(w)) else w for w in self.all]
-        return W.VBox([W.HTML("<b>Time configuration</b>"), *shown])
+        rules = set(self.rules.widgets.values())
+        shown = [W.HBox([w, self.durations[name]]) if (name := self.slider_name(w)) else w for w in self.all
+                 if w not in rules]
+        return W.VBox([W.HTML("<b>Time configuration</b>"), *shown, self.rules.box])
 
     def _say_durations(self, _change=None) -> None:
         """Each slider's value as a duration beside its seconds ("5 min 16 s"): a trace's delays run to
@@ -95,8 +102,9 @@ class Controls:
     def config(self, **slider_values: float) -> RunConfig:
         """The RunConfig the widgets describe; an InputError names the control that is off.
 
-        ``slider_values`` (e.g. ``delay=5.5``) stand in for those sliders' current values. Settings no control
-        shows (heartbeat, schedule, Storm's and Bytewax's window rules) are those of the config last shown.
+        ``slider_values`` (e.g. ``delay=5.5``) stand in for those sliders' current values. The engine rules
+        (heartbeat, schedule, Flink's, Beam's, Storm's, Bytewax's and Spark's own rules) come from their controls
+        in ``rules``.
         """
         unknown = set(slider_values) - set(self.SLIDERS)
         if unknown:
@@ -115,6 +123,7 @@ class Controls:
         base = self._shown if self._shown.preset == self.preset.value else preset(self.preset.value)
         changes = {spec.name: _from_widget(spec, slider_values.get(spec.control, getattr(self, spec.control).value))
                    for spec in TIME_FIELDS if spec.control and spec.name != "delay"}
+        changes.update(self.rules.values())
         config = replace(base, window=window, batches=batches or base.batches).with_time(**changes)
         return apply_delay(config, round(slider_values.get("delay", self.delay.value) * S))
 
@@ -135,6 +144,7 @@ class Controls:
         for spec in TIME_FIELDS:
             if spec.control and spec.name != "delay":
                 getattr(self, spec.control).value = _to_widget(spec, getattr(config.time, spec.name))
+        self.rules.show(config.time)
         self.delay.value = delay_of(config) / S
         self.window_kind.value = config.window.kind.value
         self.size.value = (config.window.gap if config.window.kind is WindowKind.SESSION else config.window.size) / S

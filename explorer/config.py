@@ -78,6 +78,9 @@ class Scope(str, Enum):
     GLOBAL = "global"  # one watermark for the whole stream
     PARTITION_MIN = "partition-min"  # one per partition, merged by min (Flink, Storm, 003 section 4)
     PARTITION_MAX = "partition-max"  # merged by max (Spark's multipleWatermarkPolicy=max)
+    # one per partition, not merged: a key's windows close by its partition's own watermark (Kafka Streams'
+    # stream time per task). A key must stay in one partition, as Kafka's partitioner keeps it.
+    PARTITION = "partition"
 
 
 class Schedule(str, Enum):
@@ -321,7 +324,8 @@ TIME_FIELDS: tuple[TimeField, ...] = (
               {"PROCESSING_TIME": TimeSource.PROCESSING, "EVENT_TIME": TimeSource.EVENT}, control="idle_clock"),
     TimeField("heartbeat", "heartbeat", "pipeline heartbeat interval (default 60s)", yaml="heartbeat",
               positive=True),
-    TimeField("scope", "scope", "who shares a watermark (default key)", Scope, "scope", control="scope"),
+    TimeField("scope", "scope", "who shares a watermark (default key): key, global, partition-min/max (merged), "
+              "partition (each its own, Kafka Streams' stream time)", Scope, "scope", control="scope"),
     TimeField("schedule", "schedule", "when a batch's watermark takes effect: live, or backlog (Spark replaying "
               "with availableNow)", Schedule, "schedule"),
     TimeField("end_inclusive", "end_inclusive", "windows are (start, end], as Storm's", bool, "endInclusive",
@@ -496,6 +500,19 @@ PRESETS: dict[str, Preset] = {
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
         allowed_lateness=True,
+    ),
+    "kafka-streams": Preset(
+        "kafka-streams",
+        "Kafka Streams: windowedBy(TimeWindows.ofSizeAndGrace | SessionWindows.ofInactivityGapAndGrace) with "
+        "emitStrategy(onWindowClose) or suppress(untilWindowCloses). Stream time is the max record timestamp a task "
+        "has seen, one per input partition and shared by all its keys; it moves only when records arrive. A record "
+        "is dropped for a window whose end ≤ stream time − grace (the delay here), and a window is emitted once, "
+        "when stream time − grace reaches its end. A session [first, last] takes a record within the gap "
+        "(inclusive), is judged after the merge, and closes once stream time − grace is past last + gap.",
+        TimeConfig(strategy=Strategy.BOUNDED, scope=Scope.PARTITION, late_policy=LatePolicy.DROP,
+                   session_close_strict=True, session_lateness_on_merge=True),
+        delay_field="bound",
+        batches=BatchSpec(BatchKind.EVENT),
     ),
     "storm": Preset(
         "storm",

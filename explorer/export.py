@@ -46,6 +46,8 @@ DEFAULT_SOURCE = ExportSource()
 
 
 def _java_duration(micros: int) -> str:
+    if micros == 0:
+        return "Duration.ZERO"
     if micros % (3600 * 10**6) == 0:
         return f"Duration.ofHours({micros // (3600 * 10**6)})"
     if micros % (60 * 10**6) == 0:
@@ -326,9 +328,37 @@ def beam_python(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str
     return _comment("#", notes) + "\n".join(lines) + "\n"
 
 
+def kafka_streams_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
+    """Kafka Streams' DSL: the grace period is the lateness bound, the window is emitted once when it closes
+    (EmitStrategy.onWindowClose, as the explorer's windows are), the event time comes from the record's field."""
+    t = config.time
+    grace = _java_duration(_watermark_lag(config))
+    windows = {WindowKind.TUMBLING: f"TimeWindows.ofSizeAndGrace({_java_duration(config.window.size)}, {grace})",
+               WindowKind.SLIDING: f"TimeWindows.ofSizeAndGrace({_java_duration(config.window.size)}, {grace})"
+                                   f".advanceBy({_java_duration(config.window.slide)})",
+               WindowKind.SESSION: f"SessionWindows.ofInactivityGapAndGrace({_java_duration(config.window.gap)}, "
+                                   f"{grace})"}[config.window.kind]
+    key = f"(k, event) -> event.{source.key}" if source.key else "(k, event) -> \"all\"  /* no key column */"
+    lines = [f"// stream time = the max {source.event_time} a task has seen, per input partition; grace {grace}",
+             "KStream<String, Event> events = builder.stream(\"events\", Consumed.with(Serdes.String(), eventSerde)",
+             f"    .withTimestampExtractor((record, previous) -> ((Event) record.value()).{source.event_time}));",
+             "KTable<Windowed<String>, Long> counts = events",
+             f"    .groupBy({key}, Grouped.with(Serdes.String(), eventSerde))",
+             f"    .windowedBy({windows})",
+             "    .emitStrategy(EmitStrategy.onWindowClose())",
+             "    .count();"]
+    notes = _unsupported(config, "Kafka Streams", {"scope"})
+    if t.scope is Scope.KEY:
+        notes.append("Kafka Streams has no per-key watermark: stream time is one per partition (task), shared by "
+                     "its keys")
+    elif t.scope is not Scope.PARTITION:
+        notes.append(f"Kafka Streams has one stream time per partition (task), not --scope {t.scope.value}")
+    return _comment("//", notes) + "\n".join(lines) + "\n"
+
+
 TARGETS: dict[str, Callable[[RunConfig, ExportSource], str]] = {
     "voltsp-yaml": voltsp_yaml, "voltsp-java": voltsp_java, "flink-java": flink_java, "pyflink": pyflink,
-    "pyspark": pyspark, "bytewax": bytewax, "beam-python": beam_python,
+    "pyspark": pyspark, "bytewax": bytewax, "beam-python": beam_python, "kafka-streams-java": kafka_streams_java,
 }
 
 

@@ -25,6 +25,8 @@ def frames(draw, max_events: int = 30, with_batch: bool | None = None, with_mark
     # up to 7 partitions: the merge's tree then has padding leaves and more than one level
     names = [f"P{i}" for i in range(draw(st.sampled_from([1, 2, 2, 3, 7])))]
     partitions = draw(st.lists(st.sampled_from(names), min_size=n, max_size=n))
+    if draw(st.booleans()):  # as Kafka's partitioner puts them: a key in one partition (scope partition needs it)
+        partitions = [names[ord(k) % len(names)] for k in keys]
     frame = pd.DataFrame({
         "id": [f"e{i}" for i in range(n)], "key": keys, "partition": partitions,
         "event_time": [t / 2 for t in event_time],
@@ -78,8 +80,14 @@ def batch_specs(draw, has_batch: bool = True) -> BatchSpec | None:
     return BatchSpec(kind)
 
 
+def keys_in_one_partition(stream) -> bool:
+    return bool((stream.events.groupby("key")["partition"].nunique() <= 1).all())
+
+
 @st.composite
-def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bool = False) -> RunConfig:
+def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bool = False,
+            partition_scope: bool = True) -> RunConfig:
+    """``partition_scope``: whether scope partition may be drawn (the stream keeps each key in one partition)."""
     window = draw(windows())
     if fast_only and window.kind is WindowKind.SESSION:
         window = WindowSpec(WindowKind.TUMBLING, size=window.gap, slide=window.gap)
@@ -98,7 +106,7 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bo
         idle_timeout=idle,
         idle_clock=draw(st.sampled_from(list(TimeSource))),
         heartbeat=draw(st.sampled_from([5 * S, 60 * S])),
-        scope=draw(st.sampled_from(list(Scope))),
+        scope=draw(st.sampled_from([s for s in Scope if partition_scope or s is not Scope.PARTITION])),
         schedule=Schedule.LIVE if fast_only else draw(st.sampled_from(list(Schedule))),
         end_inclusive=window.kind is not WindowKind.SESSION and draw(st.booleans()),
         session_close_strict=window.kind is WindowKind.SESSION and draw(st.booleans()),
@@ -116,7 +124,7 @@ def stream_and_config(draw, fast_only: bool = False):
     frame = draw(frames(with_marks=True))
     stream = stream_from_frame(frame, name="hypothesis")
     return stream, draw(configs(fast_only=fast_only, has_batch="batch" in frame.columns,
-                                has_marks=not stream.watermarks.empty))
+                                has_marks=not stream.watermarks.empty, partition_scope=keys_in_one_partition(stream)))
 
 
 def with_batches(config: RunConfig, batches: BatchSpec) -> RunConfig:
@@ -149,7 +157,7 @@ def boundary_case(draw):
         "event_time": [t / S for t in event_time],
         "arrival_time": [(max(t, 0) + w) / S for t, w in zip(event_time, waits)],
     })
-    config = draw(configs(has_batch=False))
+    config = draw(configs(has_batch=False, partition_scope=False))  # keys wander across P and Q
     window = config.window
     if window.kind is WindowKind.SESSION:
         window = replace(window, gap=width)

@@ -147,3 +147,13 @@ def test_the_pyspark_snippet_is_a_query_that_runs_on_the_users_file(tmp_path, ca
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [line for line in done.stdout.splitlines() if line.startswith("|{2026-11-20")]
     assert rows and all("device-0" in row for row in rows)
+
+
+def test_the_kafka_streams_snippet_says_grace_and_emits_on_close():
+    session = export(replace(preset("kafka-streams", delay=5 * S), window=WindowSpec.parse("session:30")),
+                     "kafka-streams-java")
+    assert "SessionWindows.ofInactivityGapAndGrace(Duration.ofSeconds(30), Duration.ofSeconds(5))" in session
+    assert "EmitStrategy.onWindowClose()" in session and "NOTE" not in session
+    tumbling = export(replace(preset("kafka-streams", delay=0), window=WindowSpec.parse("tumbling:1m")),
+                      "kafka-streams-java")
+    assert "TimeWindows.ofSizeAndGrace(Duration.ofMinutes(1), Duration.ZERO)" in tumbling

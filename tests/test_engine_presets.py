@@ -230,3 +230,34 @@ def test_flink_with_idleness_lets_a_silent_partition_leave_the_min():
     assert (first.emit_time, first.watermark, first.effective_watermark) == (11.2 * S, 11 * S, 10 * S)
     trace = idle.watermarks[idle.watermarks["scope"] == "*"]["watermark"].dropna().tolist()
     assert trace == sorted(trace)  # the merged watermark never goes back
+
+
+def test_kafka_streams_stream_time_is_each_partitions_own():
+    """Kafka Streams' stream time moves only when a partition's records arrive, and it is that partition's: a
+    partition that falls silent keeps its keys' windows open ("my window never emits") while the other
+    partition's close. Under Flink's min over partitions the silent one holds back both."""
+    frame = pd.DataFrame({"id": ["p1", "q1", "p2", "p3"], "key": ["busy", "quiet", "busy", "busy"],
+                          "partition": ["P", "Q", "P", "P"], "event_time": [1.0, 2.0, 30.0, 60.0]})
+    stream = stream_from_frame(frame, name="two-partitions")
+    window = WindowSpec.parse("tumbling:10s")
+    emitted = {}
+    for name in ("kafka-streams", "flink"):
+        windows = run(stream, replace(preset(name, delay=0), window=window)).windows
+        emitted[name] = sorted(windows.loc[windows["reason"] == "WATERMARK", "key"] + "@" +
+                               (windows.loc[windows["reason"] == "WATERMARK", "start"] // S).astype(str))
+    assert emitted["kafka-streams"] == ["busy@0", "busy@30"]  # quiet@0 waits for Q's next record
+    assert emitted["flink"] == []  # Q's watermark (2 s) is the min: nothing reaches an end
+
+
+def test_a_key_in_two_partitions_is_refused_under_a_watermark_per_partition(tmp_path):
+    import subprocess
+    import sys
+    path = tmp_path / "wandering.csv"
+    path.write_text("id,key,partition,event_time\na,k,0,1\nb,k,1,2\n")
+    proc = subprocess.run([sys.executable, "-m", "explorer", "run", str(path), "--preset", "kafka-streams"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1
+    assert "key 'k' is in partitions 0, 1" in proc.stderr
+    ok = subprocess.run([sys.executable, "-m", "explorer", "run", str(path), "--preset", "kafka-streams",
+                         "--scope", "partition-min"], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr

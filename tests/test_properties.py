@@ -13,7 +13,7 @@ from explorer.core import run
 
 from explorer.streams import stream_from_frame
 
-from strategies import configs, examples, frames, stream_and_config
+from strategies import configs, examples, frames, keys_in_one_partition, stream_and_config
 
 SETTINGS = settings(max_examples=examples(250), deadline=None)
 
@@ -109,7 +109,7 @@ def test_every_event_is_accounted_for_once(case):
 def test_results_do_not_depend_on_how_rows_are_split_into_files(tmp_path_factory, frame, data):
     # the file as written (a loaded stream's arrivals may have been raised to keep processing time monotone)
     stream = stream_from_frame(frame, name="hypothesis")
-    config = data.draw(configs(has_batch=stream.has_batch))
+    config = data.draw(configs(has_batch=stream.has_batch, partition_scope=keys_in_one_partition(stream)))
     parts = data.draw(st.lists(st.integers(0, 2), min_size=len(frame), max_size=len(frame)))
     folder = tmp_path_factory.mktemp("split")
     shuffled = frame.sample(frac=1, random_state=data.draw(st.integers(0, 1000)))

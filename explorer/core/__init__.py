@@ -7,7 +7,7 @@ uses unless asked for the reference.
 """
 
 from explorer.budget import check_run
-from explorer.config import RunConfig
+from explorer.config import RunConfig, Scope, TimeSource
 from explorer.core.assemble import run_reference
 from explorer.core.compiled import evaluate, evaluate_metrics
 from explorer.core.result import Metrics, Reason, Result, Stat, Status
@@ -24,21 +24,38 @@ def run(stream: Stream, config: RunConfig | None = None, engine: str = "compiled
     if engine not in ENGINES:
         raise InputError(f"unknown local engine {engine!r}; use one of {', '.join(ENGINES)}")
     check_run(len(stream), config)
-    check_scripted(stream, config)
+    check_inputs(stream, config)
     return evaluate(stream, config) if engine == "compiled" else run_reference(stream, config)
 
 
 def run_metrics(stream: Stream, config: RunConfig) -> Metrics:
     """Just the metrics (for sweeps): no per-event tables, no window contents."""
-    check_scripted(stream, config)
+    check_inputs(stream, config)
     return evaluate_metrics(stream, config)
 
 
-def check_scripted(stream: Stream, config: RunConfig) -> None:
-    """The scripted strategy needs watermark rows to follow: without them nothing would ever close."""
+def check_inputs(stream: Stream, config: RunConfig) -> None:
+    """What a configuration needs of the stream, refused in one line before anything runs.
+
+    The scripted strategy needs watermark rows to follow: without them nothing would ever close. A watermark
+    per partition closes a key's windows by its partition's, so a key must stay in one partition (Kafka's
+    partitioner keeps it there; a key in two would be two aggregates in Kafka Streams, one window here)."""
     if config.time.follows_watermark_rows and stream.watermarks.empty:
         raise InputError(f"{stream.name}: strategy scripted follows the input's watermark rows (column kind = "
                          "'watermark'), and it has none")
+    time = config.time
+    if time.scope is Scope.PARTITION and time.time_source is TimeSource.EVENT and not time.follows_watermark_rows:
+        key = stream.cached("a key in two partitions", lambda: _key_in_two_partitions(stream))
+        if key is not None:
+            found = sorted(stream.events.loc[stream.events["key"] == key, "partition"].unique())
+            raise InputError(f"{stream.name}: scope partition closes a key's windows by its partition's watermark, "
+                             f"but key {key!r} is in partitions {', '.join(map(str, found[:4]))}; a key stays in one "
+                             "partition (repartition by key first), or use scope partition-min")
+
+
+def _key_in_two_partitions(stream: Stream) -> str | None:
+    spread = stream.events.groupby("key")["partition"].nunique()
+    return str(spread.index[spread > 1][0]) if (spread > 1).any() else None
 
 
 __all__ = ["Metrics", "Reason", "Result", "Stat", "Status", "run", "run_metrics", "run_reference", "summarize"]

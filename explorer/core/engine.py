@@ -65,6 +65,9 @@ class Engine:
         merged = time.scope in (Scope.PARTITION_MIN, Scope.PARTITION_MAX) and not self.one_watermark
         self.merge = merge_for(time, self.generator, partitions) if merged else None
         self.per_key = time.scope is Scope.KEY and not self.one_watermark
+        # Kafka Streams: each partition its own watermark; a key's windows close by its partition's
+        self.per_partition = time.scope is Scope.PARTITION and not self.one_watermark
+        self.partition_of: dict[str, str] = {}  # key → its partition (one each: core.check_partition_scope)
         # Bytewax: a key whose windows have all fired loses its clock (fixed windows; sessions keep theirs)
         self.forget_when_empty = (time.forget_clock_when_empty and self.per_key
                                   and config.window.kind.value != "session")
@@ -81,10 +84,12 @@ class Engine:
     def source_of(self, key: str, partition: str) -> str:
         if self.one_watermark or self.time.scope is Scope.GLOBAL:
             return GLOBAL
-        return partition if self.merge else key
+        return partition if self.merge or self.per_partition else key
 
     def group_of(self, key: str) -> str:
-        """Windows of one group share the watermark that closes them: per key, or all of them."""
+        """Windows of one group share the watermark that closes them: per key, per partition, or all of them."""
+        if self.per_partition:
+            return self.partition_of[key]
         return key if self.per_key else GLOBAL
 
     def group_raw(self, group: str) -> int:
@@ -211,6 +216,8 @@ class Engine:
         for j in range(len(batch.rows)):
             row, t, key, arrival = int(batch.rows[j]), int(times[j]), batch.keys[j], int(batch.arrival_time[j])
             source = self.source_of(key, batch.partitions[j])
+            if self.per_partition:
+                self.partition_of.setdefault(key, source)
             group = self.group_of(key)
             touched_groups.add(group)
             if self.merge:

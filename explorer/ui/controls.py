@@ -56,7 +56,8 @@ class Controls:
         self.size = W.FloatText(value=10.0, description="size / gap (s)", style=STYLE, layout=wide())
         self.slide = W.FloatText(value=10.0, description="slide (s)", style=STYLE, layout=wide())
         self.scope = W.Dropdown(options=[("one per key", "key"), ("one global", "global"),
-                                         ("per partition, min", "partition-min"), ("per partition, max", "partition-max")],
+                                         ("per partition, min", "partition-min"), ("per partition, max", "partition-max"),
+                                         ("each partition its own", "partition")],
                                 description="watermarks", style=STYLE, layout=wide())
         self.batches = W.Text(value="", placeholder="event | count:N | interval:5s | column",
                               description="micro-batches", style=STYLE, layout=wide())

@@ -40,6 +40,7 @@ TO_KERNEL: dict[str, Callable[[Any], dict[str, int]]] = {
     "heartbeat": lambda v: {"heartbeat": v},
     "scope": lambda v: {"scope_key": int(v is Scope.KEY),
                         "scope_partitions": int(v in (Scope.PARTITION_MIN, Scope.PARTITION_MAX)),
+                        "scope_partition": int(v is Scope.PARTITION),
                         "pick_min": int(v is Scope.PARTITION_MIN)},
     "schedule": lambda v: {"backlog": int(v is Schedule.BACKLOG)},
     "end_inclusive": lambda v: {"end_inclusive": int(v)},
@@ -71,6 +72,7 @@ def kernel_config(config: RunConfig) -> dict[str, int]:
     out.update(
         merged=int(out.pop("scope_partitions") and not one_watermark),
         per_key=int(per_key),
+        per_partition=int(out.pop("scope_partition") and not one_watermark),
         session=int(session),
         forget_empty=int(out.pop("forget_requested") and per_key and not session),  # Engine.forget_when_empty
         gap=config.window.gap,
@@ -241,12 +243,18 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
     n, n_keys, n_parts = len(codes.t), len(codes.key_names), len(codes.partition_names)
     if settings["per_key"]:
         source, source_names = codes.key, codes.key_names
-    elif settings["merged"]:
+    elif settings["merged"] or settings["per_partition"]:
         source, source_names = codes.partition, codes.partition_names
     else:
         source, source_names = np.zeros(n, dtype=np.int64), np.array(["*"], dtype=object)
-    group = codes.key if settings["per_key"] else np.zeros(n, dtype=np.int64)
-    n_groups = n_keys if settings["per_key"] else 1
+    if settings["per_key"]:
+        group, n_groups, key_group = codes.key, n_keys, np.arange(n_keys)
+    elif settings["per_partition"]:  # a group per partition, which is also its source; each key in one
+        group, n_groups = codes.partition, n_parts
+        key_group = np.zeros(n_keys, dtype=np.int64)
+        key_group[codes.key] = codes.partition
+    else:
+        group, n_groups, key_group = np.zeros(n, dtype=np.int64), 1, 0
     events_per_group = np.bincount(group, minlength=n_groups).astype(np.int64)
     if settings["session"]:
         windows = None
@@ -269,7 +277,8 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
     # a trace row per source touched by each batch (and the merged row), plus room for heartbeats and the
     # no-data batch; emissions: about one per window. run_kernel runs again with the counted sizes when a
     # guess falls short.
-    touched = stream.cached(("compiled-touched", config.batches, settings["per_key"], settings["merged"]),
+    touched = stream.cached(("compiled-touched", config.batches, settings["per_key"], settings["merged"],
+                             settings["per_partition"]),
                             lambda: len(pd.unique(batches.number * len(source_names) + source)))
     trace = trace if trace is not None else (touched + (n_batches if settings["merged"] else 0)
                                              + len(source_names) + 256)
@@ -296,7 +305,7 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         "ev_source": source, "ev_group": group, "batch_start": batches.starts, "commit": batches.commit_time,
         "batch_open": batches.opens, "batch_scripted": batches.scripted,
         "window_of": window_of, "grp_fire_base": _blocks(fire_bound), "grp_purge_base": _blocks(purge_bound),
-        "key_group": np.arange(n_keys) if settings["per_key"] else 0,
+        "key_group": key_group,
         "win_key": window_key, "win_start": window_start, "win_end": window_end,
         "merge_tree": _merge_tree(len(source_names), merge_leaves, bool(settings["pick_min"])) if merged else 0,
     }
@@ -310,7 +319,7 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         value = initial[name] if fill is None else fill
         if sizes[dimension] and not (isinstance(value, int) and value == 0):
             m[starts[name]:starts[name] + sizes[dimension]] = value
-    state = State(m=m, **settings, n_events=n, n_batches=n_batches, per_event=per_event,
+    state = State(m=m, **{name: settings[name] for name in CONFIG_FIELDS}, n_events=n, n_batches=n_batches, per_event=per_event,
                   n_sources=len(source_names), n_groups=n_groups, n_windows=n_windows,
                   emissions_capacity=emissions, trace_capacity=trace, merge_leaves=merge_leaves, **starts)
     return Prepared(state, codes, source_names, windows, {name: sizes[dimension] for name, dimension, _ in TABLES})

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from explorer import generate, preset
@@ -24,7 +24,7 @@ from explorer.spark.staging import MIN_ROWS_PER_MICRO_BATCH, plan_micro_batches
 from explorer.streams import assign_batches, batches_for
 
 from conftest import make_config
-from strategies import configs, frames
+from strategies import configs, frames, keys_in_one_partition
 from explorer.streams import stream_from_frame
 
 S = 1_000_000
@@ -51,6 +51,7 @@ def test_spark_equals_local_on_random_streams(spark, frame, config, per_micro_ba
     """Small streams (≤ 7 arrival batches) so the property stays inside the suite's time; however many arrival
     batches a micro-batch carries, the Result is the same."""
     stream = stream_from_frame(frame, name="hypothesis")
+    assume(config.time.scope is not Scope.PARTITION or keys_in_one_partition(stream))
     config = replace(config, batches=BatchSpec.parse("column"))
     assert_same(run(stream, config, engine="reference"),
                 run_spark(stream, config, spark, per_micro_batch=per_micro_batch))
@@ -279,3 +280,14 @@ def test_the_jvm_dying_mid_run_gives_one_line_and_the_committed_count(tmp_path):
     assert "JVM stopped" in lines[0] and str(work / "spark.log") in lines[0]
     committed = int(lines[0].split("with ")[1].split(" of ")[0])
     assert committed >= 1 and f"--checkpoint {work}" in lines[0]
+
+
+def test_kafka_streams_stream_time_per_partition_on_spark(spark):
+    """The kafka-streams preset's watermark per partition (scope partition) lives in Spark's state like the
+    others: a Kafka export (each device in one partition) gives the local Result, sessions included."""
+    stream = generate("kafka-export", devices=6, duration=90, offline_prob=0.02, mean_offline=20)
+    for window in ("tumbling:10s", "session:4s"):
+        config = replace(preset("kafka-streams", delay=2 * S), window=WindowSpec.parse(window))
+        local = run(stream, config)
+        assert local.metrics.dropped > 0, window
+        assert_same(local, run_spark(stream, config, spark))

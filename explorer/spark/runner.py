@@ -30,7 +30,7 @@ import pandas as pd
 
 from explorer.budget import check_spark_run
 from explorer.config import RunConfig, Strategy
-from explorer.core import snapshot
+from explorer.core import check_inputs, snapshot
 from explorer.core.assemble import assemble
 from explorer.core.engine import Engine
 from explorer.core.records import BatchRows, StepOutput, TracePoint, as_row, from_row
@@ -80,6 +80,7 @@ def run_spark(stream: Stream, config: RunConfig, spark=None, workdir: str | Path
     if config.time.strategy is Strategy.SCRIPTED:
         raise InputError("--engine spark does not replay scripted watermarks (strategy scripted); run it locally")
     check_spark_run(len(stream), config)
+    check_inputs(stream, config)
     plan = plan_micro_batches(batches_for(stream, config), per_micro_batch)
     own_dir = workdir is None
     work = Path(workdir or tempfile.mkdtemp(prefix="wx-spark-"))

@@ -42,8 +42,9 @@ FAMILIES: dict[str, RunConfig] = {
     "spark preset (backlog)": preset("spark", delay=5 * S),
     "bytewax preset (event clock)": preset("bytewax", delay=5 * S),
     "flink + partition idleness 5 s": preset("flink", delay=5 * S, source_idle_timeout=5 * S),
+    "kafka-streams preset (stream time per partition)": preset("kafka-streams", delay=5 * S),
 }
-PRESETS = ("voltsp", "textbook", "spark", "flink", "bytewax", "storm")
+PRESETS = ("voltsp", "textbook", "spark", "flink", "bytewax", "beam", "kafka-streams", "storm")
 
 
 def timed(fn: Callable[[], object], repeat: int) -> float:

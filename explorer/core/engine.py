@@ -67,7 +67,7 @@ class Engine:
         self.per_key = time.scope is Scope.KEY and not self.one_watermark
         # Kafka Streams: each partition its own watermark; a key's windows close by its partition's
         self.per_partition = time.scope is Scope.PARTITION and not self.one_watermark
-        self.partition_of: dict[str, str] = {}  # key → its partition (one each: core.check_partition_scope)
+        self.partition_of: dict[str, str] = {}  # key → its partition (one each: core.check_inputs)
         # Bytewax: a key whose windows have all fired loses its clock (fixed windows; sessions keep theirs)
         self.forget_when_empty = (time.forget_clock_when_empty and self.per_key
                                   and config.window.kind.value != "session")

@@ -319,7 +319,8 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         value = initial[name] if fill is None else fill
         if sizes[dimension] and not (isinstance(value, int) and value == 0):
             m[starts[name]:starts[name] + sizes[dimension]] = value
-    state = State(m=m, **{name: settings[name] for name in CONFIG_FIELDS}, n_events=n, n_batches=n_batches, per_event=per_event,
+    kernel_settings = {name: settings[name] for name in CONFIG_FIELDS}  # per_partition is decided here, above
+    state = State(m=m, **kernel_settings, n_events=n, n_batches=n_batches, per_event=per_event,
                   n_sources=len(source_names), n_groups=n_groups, n_windows=n_windows,
                   emissions_capacity=emissions, trace_capacity=trace, merge_leaves=merge_leaves, **starts)
     return Prepared(state, codes, source_names, windows, {name: sizes[dimension] for name, dimension, _ in TABLES})

@@ -118,7 +118,10 @@ class Tuning:
 def tune(stream: Stream, config: RunConfig, target: float) -> Tuning:
     """Bisect the delay, in whole µs, for the smallest one whose completeness reaches ``target``.
 
-    Completeness does not fall as the delay grows: a later effective watermark closes no window sooner. The
+    Completeness does not fall as the delay grows: a later effective watermark closes no window sooner. (Except
+    under Bytewax's forgotten clock, ``forget_clock_when_empty``: a smaller delay can close all of a key's
+    windows, so the key forgets its watermark and takes a straggler a larger delay drops. The delay found then
+    reaches the target but may not be the smallest: README, "Tune".) The
     upper end starts at the largest arrival − event time and doubles until the target is met, or until it
     passes the stream's whole span (then nothing the delay can do reaches it: an idle timeout or processing
     time decides, or the target is above what the late events allow)."""

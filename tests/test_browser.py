@@ -266,16 +266,17 @@ def test_a_kafka_export_uploaded_in_the_page_reads_as_date_times_and_the_target_
                                       permissions=["clipboard-read", "clipboard-write"])
         page = context.new_page()
         open_explorer(page, url, token, tmp_path)
-        page.locator(".widget-dropdown", has_text="stream").locator("select").select_option(label="(uploaded file)")
+
+        def dropdown(label: str):  # by its own label: option texts such as "kafka-streams" hold other words
+            return page.locator(".widget-dropdown").filter(
+                has=page.locator("label", has_text=re.compile(f"^{label}$"))).first.locator("select")
+
+        dropdown("stream").select_option(label="(uploaded file)")
         with page.expect_file_chooser() as chooser:  # the widget's file input is never in the document
             page.locator(".widget-upload", has_text="upload a file").click()
         chooser.value.set_files(str(export))
         page.wait_for_function("() => [...document.querySelectorAll('.widget-html-content')]"
                                ".some(e => /topic-export.csv: [0-9,]+ rows/.test(e.textContent))", timeout=60_000)
-        def dropdown(label: str):
-            return page.locator(".widget-dropdown").filter(
-                has=page.locator("label", has_text=re.compile(f"^{label}$"))).first.locator("select")
-
         mapped = {name: dropdown(name).input_value() for name in ("event_time", "arrival_time", "key")}
         assert mapped == {"event_time": "ts", "arrival_time": "ingest_ts", "key": "device_id"}
         page.locator("button.jupyter-button", has_text="use this file").click()

@@ -92,6 +92,8 @@ def test_placed_by_offsets_is_the_same_stream_as_with_the_batch_column():
      "event 'r1': no micro-batch of the log read offset 99 of partition 0 (it reads offsets 100 to 149"),
     ([progress_record(0, None, {0: 3})], [0, 2], [0, 0],
      "event 'r1': the log reads no offsets of partition 2 (it reads partitions 0)"),
+    ([progress_record(1, {0: 0, 1: 0}, {0: 3, 1: 0})], [0, 1], [0, 0],  # partition 1 only ever read empty
+     "event 'r1': the log reads no offsets of partition 1 (it reads partitions 0)"),
     ([progress_record(0, None, {0: 3})], ["eu-0", "eu-0"], [0, 1],
      "event 'r0': its partition 'eu-0' is not a Kafka partition number"),
     ([progress_record(0, None, {0: 3}), progress_record(1, None, {0: 3}, topic="other")], [0], [0],

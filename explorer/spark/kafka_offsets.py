@@ -9,6 +9,8 @@ read means the export and the log are not of the same job (or not the whole log)
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import groupby
+from typing import NoReturn
 
 import numpy as np
 
@@ -50,15 +52,15 @@ def reads_by_partition(progress: list[BatchProgress]) -> dict[int, PartitionRead
         raise InputError(f"the log reads {len(topics)} topics ({', '.join(topics[:4])}); an export's partition "
                          "and offset do not say which topic a row came from: give it a batch column (Spark's batchId)")
     reads = {}
-    for partition in sorted({part for part, _ in ranges}):
+    for partition, logged in groupby(sorted(ranges.items()), key=lambda item: item[0][0]):
         batch_ids, starts, ends, previous_end = [], [], [], FROM_THE_START
-        for (part, batch_id), r in sorted(ranges.items()):
-            if part != partition:
-                continue
+        for (_, batch_id), r in logged:  # in batchId order
             start = previous_end if r.start is None else r.start
             previous_end = r.end
             if r.end > start:  # a micro-batch that read nothing from this partition places no row
                 batch_ids.append(batch_id), starts.append(start), ends.append(r.end)
+        if not ends:  # the partition was only ever read empty: no row can be placed in it
+            continue
         order = np.argsort(ends, kind="stable")
         reads[partition] = PartitionReads(np.asarray(batch_ids, dtype=np.int64)[order],
                                           np.asarray(starts, dtype=np.int64)[order],
@@ -82,8 +84,8 @@ def micro_batches_of(progress: list[BatchProgress], stream: Stream) -> np.ndarra
             _refuse(stream, rows[0], f"its partition {name!r} is not a Kafka partition number")
         found = reads.get(int(name))
         if found is None:
-            _refuse(stream, rows[0], f"the log reads no offsets of partition {name} (it reads partitions "
-                                     f"{', '.join(map(str, sorted(reads)))})")
+            read = ", ".join(map(str, sorted(reads))) or "none"
+            _refuse(stream, rows[0], f"the log reads no offsets of partition {name} (it reads partitions {read})")
         batch[rows] = found.batch_of(offsets[rows])
         unread = rows[batch[rows] < 0]
         if len(unread):
@@ -99,5 +101,5 @@ def _span(reads: PartitionReads) -> str:
     return f"{low} to {int(reads.ends.max()) - 1}"
 
 
-def _refuse(stream: Stream, row: int, why: str) -> None:
+def _refuse(stream: Stream, row: int, why: str) -> NoReturn:
     raise InputError(f"{stream.source or stream.name}: event {stream.events['id'].iat[row]!r}: {why}")

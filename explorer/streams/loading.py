@@ -235,22 +235,19 @@ def stream_from_frame(
         seen = pd.Series(np.where(is_mark, np.nan, event_time.astype(float))).cummax().ffill().bfill()
         arrival_time = seen.to_numpy().astype(np.int64)
     ids = _ids(frame, where, is_mark)
+    partition = _text_column(frame, "partition", n)
     out = pd.DataFrame({
         "id": ids,
         "key": _text_column(frame, "key", n),
         "event_time": event_time,
         "arrival_time": arrival_time,
         "batch": _batch_column(frame, where),
-        "partition": _text_column(frame, "partition", n),
-        "offset": _offset_column(frame, where, is_mark),
+        "partition": partition,
+        "offset": _offset_column(frame, where, is_mark, partition),
         "value": _value_column(frame, where),
     })
     has_batch = "batch" in frame.columns
-    order = arrival_order(out, has_arrival, has_batch, is_mark)
-    out, is_mark = out.iloc[order].reset_index(drop=True), is_mark[order]
-    raised = 0
-    if has_batch and has_arrival:
-        out["arrival_time"], raised = processing_clock(out["arrival_time"].to_numpy(dtype=np.int64))
+    out, is_mark, raised = _as_the_worker_reads(out, has_arrival, has_batch, is_mark)
     marks = scripted_watermarks(out, is_mark)
     out = out[~is_mark].reset_index(drop=True)
     event_format = formats["event_time"]
@@ -289,6 +286,18 @@ def scripted_watermarks(rows: pd.DataFrame, is_mark: np.ndarray) -> pd.DataFrame
     })
 
 
+def _as_the_worker_reads(rows: pd.DataFrame, has_arrival: bool, has_batch: bool,
+                     is_mark: np.ndarray) -> tuple[pd.DataFrame, np.ndarray, int]:
+    """Rows (events and watermark rows) put in the order the worker sees them, with the processing clock a
+    batch column implies: the rows, which of them are watermark rows, and how many arrivals were raised."""
+    order = arrival_order(rows, has_arrival, has_batch, is_mark)
+    rows, is_mark = rows.iloc[order].reset_index(drop=True), is_mark[order]
+    raised = 0
+    if has_batch and has_arrival:
+        rows["arrival_time"], raised = processing_clock(rows["arrival_time"].to_numpy(dtype=np.int64))
+    return rows, is_mark, raised
+
+
 def processing_clock(arrival: np.ndarray) -> tuple[np.ndarray, int]:
     """Arrival times in batch order made monotone: an event the file puts in a later batch than an event that
     arrived after it cannot be processed before that batch was, so it is taken to arrive with the latest arrival
@@ -323,10 +332,7 @@ def read_in_batches(stream: Stream, batch: np.ndarray) -> Stream:
         raise InputError(f"{stream.source or stream.name}: scripted watermark rows cannot be placed in batches "
                          "after loading; give the file a batch column")
     events = stream.events.assign(batch=np.asarray(batch, dtype=np.int64))
-    events = events.iloc[arrival_order(events, stream.has_arrival, True)].reset_index(drop=True)
-    raised = 0
-    if stream.has_arrival:
-        events["arrival_time"], raised = processing_clock(events["arrival_time"].to_numpy(dtype=np.int64))
+    events, _, raised = _as_the_worker_reads(events, stream.has_arrival, True, np.zeros(len(events), dtype=bool))
     return replace(stream, events=events, has_batch=True, arrivals_raised=raised, cache={})
 
 
@@ -394,18 +400,18 @@ def _batch_column(frame: pd.DataFrame, where: str) -> np.ndarray:
     return _whole_numbers(frame["batch"], "batch", where)
 
 
-def _offset_column(frame: pd.DataFrame, where: str, is_mark: np.ndarray) -> np.ndarray:
+def _offset_column(frame: pd.DataFrame, where: str, is_mark: np.ndarray, partition: np.ndarray) -> np.ndarray:
     """Kafka offsets (-1 without the column): whole, not negative, and one record per (partition, offset),
     since a duplicate means two rows claim the same record (an export joined twice, a column misread)."""
     if "offset" not in frame.columns:
         return np.full(len(frame), -1, dtype=np.int64)
-    offsets = np.where(is_mark, 0, _whole_numbers(frame["offset"].where(~is_mark, 0), "offset", where))
+    offsets = _whole_numbers(frame["offset"].where(~is_mark, 0), "offset", where)  # watermark rows have none
     negative = offsets < 0
     if negative.any():
         row = int(np.flatnonzero(negative)[0]) + 1
         raise InputError(f"{where}: column 'offset' row {row}: {shown(frame['offset'].iloc[row - 1])} is negative; a "
                          "Kafka offset counts from 0")
-    records = pd.DataFrame({"partition": _text_column(frame, "partition", len(frame)), "offset": offsets})[~is_mark]
+    records = pd.DataFrame({"partition": partition, "offset": offsets})[~is_mark]
     twice = records.duplicated(keep=False).to_numpy()
     if twice.any():
         first = records.iloc[int(np.flatnonzero(twice)[0])]

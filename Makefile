@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test venv kernel check-java bench bench-spark clean
+.PHONY: lab test venv kernel check-java bench bench-spark check-beam clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null || { echo "error: Python 3.11 is needed (found: $(PYTHON))" >&2; exit 1; }
@@ -37,5 +37,19 @@ bench: kernel
 bench-spark: $(STAMP)
 	$(PY) benchmarks/bench_spark.py
 
+# the beam preset against the real Beam DirectRunner (dev/check_beam.py): apache-beam pins protobuf and pyarrow
+# apart from ours, so it gets a venv of its own; not part of `make test`
+BEAM_VENV := .beam-venv
+$(BEAM_VENV)/.installed:
+	$(PYTHON) -m venv $(BEAM_VENV)
+	$(BEAM_VENV)/bin/pip install --quiet apache-beam==2.77.0 pandas==2.3.3 pyyaml numba
+	touch $@
+
+check-beam: $(BEAM_VENV)/.installed
+	for panes in accumulating discarding; do for window in tumbling sliding; do for allowed in 0 1500; do \
+	  PYTHONPATH=. $(BEAM_VENV)/bin/python dev/check_beam.py --window $$window --allowed $$allowed --panes $$panes \
+	    > $(BEAM_VENV)/check.log 2>&1 || { tail -20 $(BEAM_VENV)/check.log; exit 1; }; \
+	  grep -E '^(TOTAL|matched)' $(BEAM_VENV)/check.log; done; done; done
+
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(BEAM_VENV)

@@ -97,6 +97,30 @@ class Schedule(str, Enum):
     BACKLOG = "backlog"
 
 
+class Emit(str, Enum):
+    """When a window is emitted (Kafka Streams' EmitStrategy).
+
+    ON_CLOSE: once the watermark closes it, then again per late update (every engine's default but Kafka
+    Streams'; there ``emitStrategy(onWindowClose)`` or ``suppress(untilWindowCloses)``).
+    ON_UPDATE: every record a window takes forwards the window's new result at once, a revision; nothing is
+    emitted when it closes (Kafka Streams' default, as with caching off: the TopologyTestDriver's view).
+    """
+
+    ON_CLOSE = "on-close"
+    ON_UPDATE = "on-update"
+
+
+class Panes(str, Enum):
+    """What a window's second and later emissions carry (Beam's accumulation mode).
+
+    ACCUMULATING: the whole window, every time. DISCARDING: only the events since its previous emission (the
+    state is cleared when a pane fires), so a downstream sum of the panes counts each event once.
+    """
+
+    ACCUMULATING = "accumulating"
+    DISCARDING = "discarding"
+
+
 class WindowKind(str, Enum):
     TUMBLING = "tumbling"
     SLIDING = "sliding"
@@ -195,6 +219,8 @@ class TimeConfig:
     # Spark keeps its watermark in milliseconds: the event times that move it are read as t / 1000 and the
     # withWatermark delay is whole ms, so on a µs stream the watermark is a whole ms. 1 µs: exact.
     watermark_unit: int = 1
+    emit: Emit = Emit.ON_CLOSE
+    panes: Panes = Panes.ACCUMULATING
 
     def __post_init__(self) -> None:
         """Every value checked against TIME_FIELDS, whoever built the config (a flag, YAML, a control, code):
@@ -347,6 +373,11 @@ TIME_FIELDS: tuple[TimeField, ...] = (
     TimeField("watermark_unit", "watermark_unit", "the watermark is kept in whole units of this: the event times "
               "that move it and the delay are truncated toward zero to it (Spark: 1ms; default 1us, exact)",
               yaml="watermarkUnit", positive=True),
+    TimeField("emit", "emit", "on-close: a window is emitted when the watermark closes it; on-update: every record "
+              "it takes emits its new result at once, and its close emits nothing (Kafka Streams' default)", Emit,
+              "emit"),
+    TimeField("panes", "panes", "what a window's later emissions carry: the whole window (accumulating) or only the "
+              "events since its previous one (discarding, Beam's discardingFiredPanes)", Panes, "panes"),
 )
 FIELD_BY_OPTION = {spec.option: spec for spec in TIME_FIELDS}
 
@@ -503,14 +534,16 @@ PRESETS: dict[str, Preset] = {
     ),
     "kafka-streams": Preset(
         "kafka-streams",
-        "Kafka Streams: windowedBy(TimeWindows.ofSizeAndGrace | SessionWindows.ofInactivityGapAndGrace) with "
-        "emitStrategy(onWindowClose) or suppress(untilWindowCloses). Stream time is the max record timestamp a task "
-        "has seen, one per input partition and shared by all its keys; it moves only when records arrive. A record "
-        "is dropped for a window whose end ≤ stream time − grace (the delay here), and a window is emitted once, "
-        "when stream time − grace reaches its end. A session [first, last] takes a record within the gap "
-        "(inclusive), is judged after the merge, and closes once stream time − grace is past last + gap.",
+        "Kafka Streams: windowedBy(TimeWindows.ofSizeAndGrace | SessionWindows.ofInactivityGapAndGrace).count(). "
+        "Stream time is the max record timestamp a task has seen, one per input partition and shared by all its keys; "
+        "it moves only when records arrive. A record is dropped for a window whose end ≤ stream time − grace (the "
+        "delay here). By default every record a window takes forwards the window's new count at once, a revision "
+        "(emit on-update, as with caching off), and closing emits nothing; with emit on-close "
+        "(emitStrategy(onWindowClose), suppress(untilWindowCloses)) a window is emitted once, when stream time − "
+        "grace reaches its end. A session [first, last] takes a record within the gap (inclusive), is judged after "
+        "the merge, and closes once stream time − grace is past last + gap.",
         TimeConfig(strategy=Strategy.BOUNDED, scope=Scope.PARTITION, late_policy=LatePolicy.DROP,
-                   session_close_strict=True, session_lateness_on_merge=True),
+                   session_close_strict=True, session_lateness_on_merge=True, emit=Emit.ON_UPDATE),
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
     ),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from explorer.config import (LatePolicy, LatenessRule, RunConfig, Scope, Strategy, TimeSource, WindowKind,
+from explorer.config import (Emit, LatePolicy, LatenessRule, RunConfig, Panes, Scope, Strategy, TimeSource, WindowKind,
                              time_config_to_voltsp)
 from explorer.streams import Stream
 from explorer.streams.loading import SUFFIXES
@@ -101,6 +101,11 @@ def _unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]
         notes.append("windows here are [start, end); Storm's are (start, end]")
     if t.time_source is TimeSource.PROCESSING:
         notes.append("processing time: no watermark settings apply")
+    if "emit" not in handled and t.emit is Emit.ON_UPDATE:
+        notes.append(f"emit on-update (every record forwards its window's new result) is Kafka Streams' default; "
+                     f"{target} emits a window when it closes")
+    if "panes" not in handled and t.panes is Panes.DISCARDING:
+        notes.append(f"discarding panes have no equivalent in {target}: a re-emission carries the whole window")
     if t.source_idle_timeout is not None and target not in ("Flink", "PyFlink"):
         notes.append(f"a partition idle for {format_duration(t.source_idle_timeout)} leaving the watermark merge "
                      f"(Flink's withIdleness) has no equivalent in {target}")
@@ -303,14 +308,23 @@ def bytewax(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
     return _comment("#", notes) + "\n".join(lines) + "\n"
 
 
+def _beam_window_fn(config: RunConfig, seconds, java: bool) -> str:
+    size, slide, gap = (seconds(v) for v in (config.window.size, config.window.slide, config.window.gap))
+    if java:
+        return {WindowKind.TUMBLING: f"FixedWindows.of({size})",
+                WindowKind.SLIDING: f"SlidingWindows.of({size}).every({slide})",
+                WindowKind.SESSION: f"Sessions.withGapDuration({gap})"}[config.window.kind]
+    return {WindowKind.TUMBLING: f"window.FixedWindows({size})",
+            WindowKind.SLIDING: f"window.SlidingWindows({size}, {slide})",
+            WindowKind.SESSION: f"window.Sessions({gap})"}[config.window.kind]
+
+
 def beam_python(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
     """Beam's Python SDK: KafkaIO's limited-delay timestamp policy for the lag, WindowInto with the default
-    trigger, the allowed lateness and accumulating panes (as the explorer's windows re-fire whole)."""
+    trigger (a late pane per late element), the allowed lateness and the panes (accumulating, as the explorer's
+    windows re-fire whole, or discarding)."""
     t = config.time
     lag = _watermark_lag(config)
-    fn = {WindowKind.TUMBLING: f"window.FixedWindows({config.window.size / 1e6:g})",
-          WindowKind.SLIDING: f"window.SlidingWindows({config.window.size / 1e6:g}, {config.window.slide / 1e6:g})",
-          WindowKind.SESSION: f"window.Sessions({config.window.gap / 1e6:g})"}[config.window.kind]
     key = f"e['{source.key}']" if source.key else "'all'"
     lines = ["import apache_beam as beam",
              "from apache_beam.transforms import trigger, window",
@@ -319,18 +333,44 @@ def beam_python(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str
              f"stamped = events | beam.Map(lambda e: window.TimestampedValue(e, e['{source.event_time}']))",
              "counts = (stamped",
              f"          | beam.Map(lambda e: ({key}, 1))",
-             f"          | beam.WindowInto({fn},",
+             f"          | beam.WindowInto({_beam_window_fn(config, lambda v: f'{v / 1e6:g}', java=False)},",
              "                           trigger=trigger.AfterWatermark(late=trigger.AfterCount(1)),",
              f"                           allowed_lateness={t.allowed_lateness / 1e6:g},",
-             "                           accumulation_mode=trigger.AccumulationMode.ACCUMULATING)",
+             f"                           accumulation_mode=trigger.AccumulationMode.{t.panes.value.upper()})",
              "          | beam.CombinePerKey(sum))"]
-    notes = _unsupported(config, "Beam", {"allowed"})
+    notes = _unsupported(config, "Beam", {"allowed", "panes"})
     return _comment("#", notes) + "\n".join(lines) + "\n"
 
 
+def beam_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
+    """Beam's Java SDK: KafkaIO with CustomTimestampPolicyWithLimitedDelay (the watermark trails the largest
+    timestamp by the max delay, per partition, min over partitions), then Window.into with the default trigger,
+    a late firing per late element, the allowed lateness and the panes."""
+    t = config.time
+    lag = _java_duration(_watermark_lag(config))
+    key = f"kv.getValue().{source.key}" if source.key else '"all"'
+    panes = "accumulatingFiredPanes()" if t.panes is Panes.ACCUMULATING else "discardingFiredPanes()"
+    lines = ["PCollection<KV<String, Long>> counts = pipeline",
+             "    .apply(KafkaIO.<String, Event>read()",
+             "        .withBootstrapServers(servers).withTopic(\"events\")",
+             "        .withKeyDeserializer(StringDeserializer.class).withValueDeserializer(EventDeserializer.class)",
+             "        .withTimestampPolicyFactory((partition, previous) -> new CustomTimestampPolicyWithLimitedDelay<>(",
+             f"            record -> new Instant(record.getKV().getValue().{source.event_time}), {lag}, previous))",
+             "        .withoutMetadata())",
+             f"    .apply(MapElements.into(TypeDescriptors.strings()).via(kv -> {key}))",
+             f"    .apply(Window.<String>into({_beam_window_fn(config, _java_duration, java=True)})",
+             "        .triggering(AfterWatermark.pastEndOfWindow().withLateFirings(AfterPane.elementCountAtLeast(1)))",
+             f"        .withAllowedLateness({_java_duration(t.allowed_lateness)})",
+             f"        .{panes})",
+             "    .apply(Count.perElement());"]
+    notes = _unsupported(config, "Beam", {"allowed", "panes"})
+    return _comment("//", notes) + "\n".join(lines) + "\n"
+
+
 def kafka_streams_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
-    """Kafka Streams' DSL: the grace period is the lateness bound, the window is emitted once when it closes
-    (EmitStrategy.onWindowClose, as the explorer's windows are), the event time comes from the record's field."""
+    """Kafka Streams' DSL: the grace period is the lateness bound; emit on-close is EmitStrategy.onWindowClose,
+    on-update the default with the record cache off (each update forwarded, as the explorer shows them); the
+    event time comes from the record's field."""
     t = config.time
     grace = _java_duration(_watermark_lag(config))
     windows = {WindowKind.TUMBLING: f"TimeWindows.ofSizeAndGrace({_java_duration(config.window.size)}, {grace})",
@@ -345,9 +385,13 @@ def kafka_streams_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE)
              "KTable<Windowed<String>, Long> counts = events",
              f"    .groupBy({key}, Grouped.with(Serdes.String(), eventSerde))",
              f"    .windowedBy({windows})",
-             "    .emitStrategy(EmitStrategy.onWindowClose())",
+             *(["    .emitStrategy(EmitStrategy.onWindowClose())"] if t.emit is Emit.ON_CLOSE else []),
              "    .count();"]
-    notes = _unsupported(config, "Kafka Streams", {"scope"})
+    if t.emit is Emit.ON_UPDATE:
+        lines.append("// every update forwarded, as the explorer shows it: the record cache off "
+                     "(props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0)); with it on, a key's updates "
+                     "coalesce until each commit")
+    notes = _unsupported(config, "Kafka Streams", {"scope", "emit"})
     if t.scope is Scope.KEY:
         notes.append("Kafka Streams has no per-key watermark: stream time is one per partition (task), shared by "
                      "its keys")
@@ -358,7 +402,8 @@ def kafka_streams_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE)
 
 TARGETS: dict[str, Callable[[RunConfig, ExportSource], str]] = {
     "voltsp-yaml": voltsp_yaml, "voltsp-java": voltsp_java, "flink-java": flink_java, "pyflink": pyflink,
-    "pyspark": pyspark, "bytewax": bytewax, "beam-python": beam_python, "kafka-streams-java": kafka_streams_java,
+    "pyspark": pyspark, "bytewax": bytewax, "beam-python": beam_python, "beam-java": beam_java,
+    "kafka-streams-java": kafka_streams_java,
 }
 
 

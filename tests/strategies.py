@@ -7,8 +7,8 @@ from dataclasses import replace
 import pandas as pd
 from hypothesis import strategies as st
 
-from explorer.config import (BatchKind, BatchSpec, LatePolicy, LatenessRule, RefusedWhen, RunConfig, Schedule, Scope,
-                             Strategy, TimeConfig, TimeSource, WindowKind, WindowSpec)
+from explorer.config import (BatchKind, BatchSpec, Emit, LatePolicy, LatenessRule, RefusedWhen, RunConfig, Schedule, Scope,
+                             Panes, Strategy, TimeConfig, TimeSource, WindowKind, WindowSpec)
 from explorer.streams import stream_from_frame
 
 S = 1_000_000
@@ -115,6 +115,8 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bo
         late_kept_at_horizon=draw(st.booleans()),
         source_idle_timeout=None if fast_only else draw(st.one_of(st.none(), st.integers(1, 20).map(lambda x: x * S))),
         watermark_unit=draw(st.sampled_from([1, 1, 1_000, S])),  # µs (exact), Spark's ms, whole seconds
+        emit=draw(st.sampled_from([Emit.ON_CLOSE, Emit.ON_CLOSE, Emit.ON_UPDATE])),
+        panes=draw(st.sampled_from(list(Panes))),
     )
     return RunConfig(window=window, time=time, batches=draw(batch_specs(has_batch)), preset="custom")
 

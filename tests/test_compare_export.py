@@ -11,7 +11,7 @@ import pytest
 from explorer import generate
 from explorer.cli import main
 from explorer.compare import compare, side_config
-from explorer.config import WindowSpec, load_yaml_config, preset
+from explorer.config import Emit, Panes, WindowSpec, load_yaml_config, preset
 from explorer.export import TARGETS, export
 from explorer.streams import stream_from_frame
 
@@ -149,11 +149,31 @@ def test_the_pyspark_snippet_is_a_query_that_runs_on_the_users_file(tmp_path, ca
     assert rows and all("device-0" in row for row in rows)
 
 
-def test_the_kafka_streams_snippet_says_grace_and_emits_on_close():
-    session = export(replace(preset("kafka-streams", delay=5 * S), window=WindowSpec.parse("session:30")),
-                     "kafka-streams-java")
+def test_the_kafka_streams_snippet_says_grace_and_its_emit_strategy():
+    session = export(replace(preset("kafka-streams", delay=5 * S, emit=Emit.ON_CLOSE),
+                             window=WindowSpec.parse("session:30")), "kafka-streams-java")
     assert "SessionWindows.ofInactivityGapAndGrace(Duration.ofSeconds(30), Duration.ofSeconds(5))" in session
     assert "EmitStrategy.onWindowClose()" in session and "NOTE" not in session
+    updates = export(preset("kafka-streams", delay=5 * S), "kafka-streams-java")  # the default: every update
+    assert "EmitStrategy" not in updates and "STATESTORE_CACHE_MAX_BYTES_CONFIG, 0" in updates
+    assert "NOTE" not in updates
+    elsewhere = export(preset("flink", delay=5 * S, emit=Emit.ON_UPDATE), "flink-java")
+    assert "NOTE: emit on-update" in elsewhere
     tumbling = export(replace(preset("kafka-streams", delay=0), window=WindowSpec.parse("tumbling:1m")),
                       "kafka-streams-java")
     assert "TimeWindows.ofSizeAndGrace(Duration.ofMinutes(1), Duration.ZERO)" in tumbling
+
+
+def test_the_beam_snippets_say_the_panes_and_the_allowed_lateness():
+    config = replace(preset("beam", delay=2 * S, allowed_lateness=30 * S, panes=Panes.DISCARDING),
+                     window=WindowSpec.parse("sliding:1m:10s"))
+    python, java = export(config, "beam-python"), export(config, "beam-java")
+    assert "accumulation_mode=trigger.AccumulationMode.DISCARDING" in python
+    assert "window.SlidingWindows(60, 10)" in python and "allowed_lateness=30" in python
+    assert ".discardingFiredPanes()" in java and "SlidingWindows.of(Duration.ofMinutes(1))" in java
+    assert ".withAllowedLateness(Duration.ofSeconds(30))" in java
+    assert "CustomTimestampPolicyWithLimitedDelay<>(" in java and "Duration.ofSeconds(2), previous" in java
+    assert "NOTE" not in python + java
+    accumulating = export(replace(config, time=replace(config.time, panes=Panes.ACCUMULATING)), "beam-java")
+    assert ".accumulatingFiredPanes()" in accumulating
+    assert "NOTE: discarding panes" in export(replace(preset("flink", panes=Panes.DISCARDING)), "flink-java")

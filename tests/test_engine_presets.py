@@ -8,10 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 import yaml
 from hypothesis import given, settings
 
-from explorer.config import BatchKind, BatchSpec, WindowSpec, preset
+from explorer.config import BatchKind, BatchSpec, Emit, Panes, WindowSpec, preset
 from explorer.core import run
 from explorer.core.engine import Engine
 from explorer.core.assemble import batch_rows
@@ -234,15 +235,15 @@ def test_flink_with_idleness_lets_a_silent_partition_leave_the_min():
 
 def test_kafka_streams_stream_time_is_each_partitions_own():
     """Kafka Streams' stream time moves only when a partition's records arrive, and it is that partition's: a
-    partition that falls silent keeps its keys' windows open ("my window never emits") while the other
-    partition's close. Under Flink's min over partitions the silent one holds back both."""
+    partition that falls silent keeps its keys' windows open ("my window never emits", with emitStrategy
+    onWindowClose or suppress) while the other partition's close. Under Flink's min over partitions the silent one holds back both."""
     frame = pd.DataFrame({"id": ["p1", "q1", "p2", "p3"], "key": ["busy", "quiet", "busy", "busy"],
                           "partition": ["P", "Q", "P", "P"], "event_time": [1.0, 2.0, 30.0, 60.0]})
     stream = stream_from_frame(frame, name="two-partitions")
     window = WindowSpec.parse("tumbling:10s")
     emitted = {}
     for name in ("kafka-streams", "flink"):
-        windows = run(stream, replace(preset(name, delay=0), window=window)).windows
+        windows = run(stream, replace(preset(name, delay=0, emit=Emit.ON_CLOSE), window=window)).windows
         emitted[name] = sorted(windows.loc[windows["reason"] == "WATERMARK", "key"] + "@" +
                                (windows.loc[windows["reason"] == "WATERMARK", "start"] // S).astype(str))
     assert emitted["kafka-streams"] == ["busy@0", "busy@30"]  # quiet@0 waits for Q's next record
@@ -261,3 +262,56 @@ def test_a_key_in_two_partitions_is_refused_under_a_watermark_per_partition(tmp_
     ok = subprocess.run([sys.executable, "-m", "explorer", "run", str(path), "--preset", "kafka-streams",
                          "--scope", "partition-min"], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stderr
+
+
+def _panes(result) -> list[tuple[str, float, float, tuple[str, ...], str]]:
+    return [(w.key, w.start / S, w.end / S, tuple(w.ids), w.reason) for w in result.windows.itertuples()]
+
+
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_beam_discarding_panes_carry_only_what_came_since_the_last_one(engine):
+    """Beam's discardingFiredPanes: the state is cleared when a pane fires, so a late pane holds the late element
+    alone, where an accumulating one repeats the window. A session a late element merges into likewise carries
+    only what is new. The decisions (what fires when, what is dropped) are the same either way."""
+    frame = pd.DataFrame({"id": ["a", "b", "c", "d", "e"], "key": "k",
+                          "event_time": [1.0, 2.0, 12.0, 3.0, 4.0], "arrival_time": [1.0, 2.0, 12.0, 13.0, 14.0]})
+    stream = stream_from_frame(frame, name="late-elements")
+    for window, accumulating, discarding in (
+            ("tumbling:10s", [("k", 0, 10, ("a", "b"), "WATERMARK"), ("k", 0, 10, ("a", "b", "d"), "LATE_UPDATE"),
+                              ("k", 0, 10, ("a", "b", "d", "e"), "LATE_UPDATE")],
+             [("k", 0, 10, ("a", "b"), "WATERMARK"), ("k", 0, 10, ("d",), "LATE_UPDATE"),
+              ("k", 0, 10, ("e",), "LATE_UPDATE")]),
+            ("session:2s", [("k", 1, 4, ("a", "b"), "WATERMARK"), ("k", 1, 5, ("a", "b", "d"), "LATE_UPDATE"),
+                            ("k", 1, 6, ("a", "b", "d", "e"), "LATE_UPDATE")],
+             [("k", 1, 4, ("a", "b"), "WATERMARK"), ("k", 1, 5, ("d",), "LATE_UPDATE"),
+              ("k", 1, 6, ("e",), "LATE_UPDATE")])):
+        config = replace(preset("beam", delay=0, allowed_lateness=20 * S), window=WindowSpec.parse(window))
+        whole = run(stream, config, engine=engine)
+        new = run(stream, config.with_time(panes=Panes.DISCARDING), engine=engine)
+        assert [p for p in _panes(whole) if p[4] != "END_OF_STREAM"] == accumulating, window
+        assert [p for p in _panes(new) if p[4] != "END_OF_STREAM"] == discarding, window
+        assert new.windows["count"].tolist() == new.windows["ids"].map(len).tolist()
+        assert new.metrics == whole.metrics and new.assignments.equals(whole.assignments)
+
+
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_kafka_streams_forwards_every_update_and_nothing_at_close(engine):
+    """Kafka Streams' default emit strategy: each record a window takes forwards the window's new count at once
+    (a revision, carrying that record); closing forwards nothing, and an expired record forwards nothing. Drops
+    are the same as with emitStrategy(onWindowClose), which emits each window once at close instead."""
+    frame = pd.DataFrame({"id": ["a", "b", "c", "d", "e"], "key": ["k", "k", "j", "k", "k"],
+                          "event_time": [1.0, 4.0, 2.0, 15.0, 3.0]})
+    stream = stream_from_frame(frame, name="updates")
+    config = replace(preset("kafka-streams", delay=2 * S), window=WindowSpec.parse("tumbling:10s"))
+    updates = run(stream, config, engine=engine)
+    rows = [(w.key, w.start / S, w.count, w.ids, w.emit_batch, w.revision, w.reason)
+            for w in updates.windows.itertuples()]
+    assert rows == [("k", 0, 1, ("a",), 1, 1, "UPDATE"), ("k", 0, 2, ("b",), 2, 2, "UPDATE"),
+                    ("j", 0, 1, ("c",), 3, 1, "UPDATE"), ("k", 10, 1, ("d",), 4, 1, "UPDATE")]
+    assert updates.events["status"].tolist() == ["on_time"] * 4 + ["dropped"]  # [0, 10) ends ≤ 15 − 2
+    assert updates.metrics.windows_emitted == 3 and updates.metrics.updates == 1
+    assert updates.metrics.latency_event.max == -5.0  # forwarded 5 s before [10, 20) ends: d at 15
+    at_close = run(stream, config.with_time(emit=Emit.ON_CLOSE), engine=engine)
+    assert at_close.events.equals(updates.events) and at_close.assignments.equals(updates.assignments)
+    assert [(w.key, w.start / S, w.count, w.emit_batch, w.reason) for w in at_close.windows.itertuples()] == [
+        ("j", 0, 1, 4, "WATERMARK"), ("k", 0, 2, 4, "WATERMARK"), ("k", 10, 1, 5, "END_OF_STREAM")]

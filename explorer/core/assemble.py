@@ -9,7 +9,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from explorer.config import RunConfig, TimeSource, WindowKind
+from explorer.config import Emit, RunConfig, TimeSource, WindowKind
+from explorer.core.panes import shape_panes
 from explorer.core.engine import Engine
 from explorer.core.records import Assignment, BatchRows, Emission, StepOutput, as_row
 from explorer.core.result import ASSIGNMENT_COLUMNS, EVENT_COLUMNS, WATERMARK_COLUMNS, WINDOW_COLUMNS, Result, canonical_order
@@ -73,12 +74,14 @@ def assemble(stream: Stream, config: RunConfig, outputs: list[StepOutput], max_o
     emissions = [e for out in outputs for e in out.emissions]
     assignment_rows = [a for out in outputs for a in out.assignments]
     if config.window.kind is WindowKind.SESSION:
-        assignment_rows = resolve_sessions(assignment_rows, emissions, ev["id"].tolist())
+        listings = [e for out in outputs for e in out.settled] if config.time.emit is Emit.ON_UPDATE else emissions
+        assignment_rows = resolve_sessions(assignment_rows, listings, ev["id"].tolist())
         emissions = in_arrival_order(emissions, ev["id"].tolist())
     assignment_rows.sort(key=lambda a: (a.row, not a.admitted, a.start, a.end))
     assignments = _table(assignment_rows, ASSIGNMENT_COLUMNS).astype(
         {"event": np.int64, "start": np.int64, "end": np.int64, "late": bool, "admitted": bool})
-    windows = canonical_order(_table(emissions, WINDOW_COLUMNS, ("watermark", "effective_watermark", "latency_event")))
+    windows = shape_panes(canonical_order(_table(emissions, WINDOW_COLUMNS,
+                                                 ("watermark", "effective_watermark", "latency_event"))), config)
     trace = _table([t for out in outputs for t in out.trace], WATERMARK_COLUMNS, ("watermark", "effective"))
     admitted = int(assignments["admitted"].sum())
     refused_rows = np.unique(assignments.loc[~assignments["admitted"], "event"].to_numpy())
@@ -92,7 +95,8 @@ def assemble(stream: Stream, config: RunConfig, outputs: list[StepOutput], max_o
 def resolve_sessions(assignments: list[Assignment], emissions: list[Emission], ids: list[str]) -> list[Assignment]:
     """A session event belongs to the session it ended up in: merges and late growth change a session's
     span after the event joined, and every session is emitted at least once afterwards (by watermark, idle
-    timeout, late update or end of stream), so the last emission that lists the event gives its span."""
+    timeout, late update or end of stream), so the last emission that lists the event gives its span. (Emit
+    on-update: the last settled session, since an UPDATE lists only its own record.)"""
     row_of = {event_id: row for row, event_id in enumerate(ids)}
     span_of: dict[int, tuple[int, int]] = {}
     for emission in emissions:

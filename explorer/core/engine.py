@@ -15,6 +15,8 @@ Per batch:
   3. at commit MIN/MAX move the raw watermark to the batch's smallest/largest event time (never back);
   4. late updates re-emit their window, windows whose end ≤ effective watermark fire, idle keys flush,
      windows past end + allowed lateness leave the state.
+With emit on-update (Kafka Streams' default) step 2 emits each window an event joins, at once, and closing,
+re-emitting or flushing a window emits nothing more.
 After the last batch the stream falls silent: heartbeats keep the processing clock going until nothing
 more can fire; whatever is still open is reported as END_OF_STREAM.
 
@@ -26,7 +28,7 @@ as JSON (``snapshot``).
 
 from __future__ import annotations
 
-from explorer.config import RunConfig, Schedule, Scope, Strategy, TimeSource
+from explorer.config import Emit, RunConfig, Schedule, Scope, Strategy, TimeSource
 from explorer.core.idleness import KeyIdleness
 from explorer.core.records import Assignment, BatchRows, Emission, EventDecision, StepOutput, TracePoint
 from explorer.core.result import Reason
@@ -71,6 +73,7 @@ class Engine:
         # Bytewax: a key whose windows have all fired loses its clock (fixed windows; sessions keep theirs)
         self.forget_when_empty = (time.forget_clock_when_empty and self.per_key
                                   and config.window.kind.value != "session")
+        self.on_update = time.emit is Emit.ON_UPDATE
         self.idleness = KeyIdleness(time)
         self.lateness = Lateness(time)
         self.store = WindowStore(time.allowed_lateness, self.lateness.within_horizon, self.group_of)
@@ -101,12 +104,21 @@ class Engine:
 
     # --- records -----------------------------------------------------------------------------------
     def emit(self, w: Window, reason: Reason, at: int, group_raw: int) -> None:
+        """Emit the window's result. On-update, only an UPDATE emits, carrying the record just taken (the
+        window's last); a session's close is kept apart (``settled``) for who ended up where."""
+        if self.on_update and reason is not Reason.UPDATE:
+            if self.config.window.kind.value == "session":
+                self.out.settled.append(self._emission(w, reason, at, group_raw, tuple(w.ids)))
+            return
         w.revision += 1
+        ids = (w.ids[-1],) if reason is Reason.UPDATE else tuple(w.ids)
+        self.out.emissions.append(self._emission(w, reason, at, group_raw, ids))
+
+    def _emission(self, w: Window, reason: Reason, at: int, group_raw: int, ids: tuple[str, ...]) -> Emission:
         max_seen = self.max_seen.get(self.group_of(w.key), NONE)
-        self.out.emissions.append(Emission(
-            w.key, w.start, w.end, len(w.ids), tuple(w.ids), self.batch_no, at, _known(group_raw),
-            _known(self.effective(group_raw)), reason.value, w.revision,
-            max_seen - w.end if max_seen != NONE else None, at - w.end))
+        return Emission(w.key, w.start, w.end, len(w.ids), ids, self.batch_no, at, _known(group_raw),
+                        _known(self.effective(group_raw)), reason.value, w.revision,
+                        max_seen - w.end if max_seen != NONE else None, at - w.end)
 
     def fire(self, w: Window, reason: Reason, at: int, group_raw: int) -> None:
         w.fired = True
@@ -235,6 +247,9 @@ class Engine:
             eff = self.effective(raw)
             admission = self.assigner.admit(t, key, batch.ids[j], eff)
             self.generator.on_admitted(source, t, eff)
+            if self.on_update:
+                for w, _ in admission.admitted:
+                    self.emit(w, Reason.UPDATE, commit, raw)
             self.out.events.append(EventDecision(row, self.lateness.status(admission), _known(raw)))
             self._record_assignments(row, admission)
             dirty.extend(w for w, _ in admission.admitted if w.late_dirty)

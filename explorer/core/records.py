@@ -65,7 +65,8 @@ class TracePoint:
     at: str
 
 
-RECORDS = {"event": EventDecision, "assignment": Assignment, "window": Emission, "trace": TracePoint}
+RECORDS = {"event": EventDecision, "assignment": Assignment, "window": Emission, "trace": TracePoint,
+           "settled": Emission}
 _GETTERS = {record: attrgetter(*(f.name for f in fields(record))) for record in RECORDS.values()}
 _TUPLE_FIELDS = {kind: [i for i, f in enumerate(fields(record)) if f.name == "ids"] for kind, record in RECORDS.items()}
 
@@ -91,6 +92,9 @@ class StepOutput:
     emissions: list[Emission] = field(default_factory=list)
     trace: list[TracePoint] = field(default_factory=list)
     open_windows: int | None = None  # windows in state after the batch (for "most windows open")
+    # emit on-update: what a session held when it closed, which closing does not emit; not part of the Result,
+    # it tells ``assemble`` which session each event ended up in (an UPDATE lists only its own record)
+    settled: list[Emission] = field(default_factory=list)
 
 
 @dataclass

@@ -29,6 +29,7 @@ class Status(str, Enum):
 
 
 class Reason(str, Enum):
+    UPDATE = "UPDATE"  # emit on-update: a record the window took, forwarded with the window's new count at once
     WATERMARK = "WATERMARK"
     IDLE_TIMEOUT = "IDLE_TIMEOUT"
     LATE_UPDATE = "LATE_UPDATE"
@@ -43,7 +44,7 @@ WINDOW_COLUMNS = ["key", "start", "end", "count", "ids", "emit_batch", "emit_tim
 WATERMARK_COLUMNS = ["batch", "time", "scope", "watermark", "effective", "at"]
 
 
-REASON_ORDER = {"LATE_UPDATE": 0, "WATERMARK": 1, "IDLE_TIMEOUT": 2, "END_OF_STREAM": 3}
+REASON_ORDER = {"UPDATE": -1, "LATE_UPDATE": 0, "WATERMARK": 1, "IDLE_TIMEOUT": 2, "END_OF_STREAM": 3}
 
 
 def canonical_order(windows: pd.DataFrame) -> pd.DataFrame:
@@ -87,8 +88,8 @@ class Metrics:
     # counted as refused, in no side output; completeness counts the refused pairs
     partly_dropped: int
     completeness: float  # admitted (event, window) assignments / all assignments
-    windows_emitted: int  # first emissions (revision 1) by watermark or idle timeout
-    updates: int  # LATE_UPDATE emissions
+    windows_emitted: int  # first emissions (revision 1) by watermark or idle timeout (on-update: the first UPDATE)
+    updates: int  # re-emissions: LATE_UPDATE, and on-update every UPDATE after a window's first
     end_of_stream: int  # windows still open when the input ran out and the heartbeats had nothing left to do
     latency_event: Stat  # max event time seen at emission − window end (003's measure), seconds
     latency_processing: Stat  # emit time − window end on the processing clock, seconds
@@ -102,8 +103,10 @@ class Metrics:
 class Result:
     """``events``: one row per event in arrival order. ``assignments``: one row per (event, window) pair —
     ``event`` is the event's row, ``late`` whether it was late for that window, ``admitted`` whether the
-    window took it (sessions: the session it ended up in). ``windows``: one row per emission, its ``ids`` in
-    arrival order.
+    window took it (sessions: the session it ended up in). ``windows``: one row per emission: ``count`` events
+    in the window's result, ``ids`` the events the emission carries, in arrival order: all of them, or with
+    discarding panes those since the window's previous emission; an UPDATE (emit on-update) carries the one
+    record whose update it forwards, and ``count`` the window's count after it.
     ``watermarks``: the trace per batch (and heartbeat) and scope."""
 
     events: pd.DataFrame

@@ -8,6 +8,9 @@ import pandas as pd
 from explorer.core.result import Metrics, Reason, Stat, Status
 
 REFUSED_STATUSES = (Status.SIDE_OUTPUT.value, Status.DROPPED.value)
+# a window's first emission: on close (by watermark or idle timeout), or on-update its first record's; its
+# latency is the window's
+FIRST_EMISSIONS = (Reason.WATERMARK.value, Reason.IDLE_TIMEOUT.value, Reason.UPDATE.value)
 
 
 def summarize(counts: dict[str, int], admitted: int, refused: int, windows: pd.DataFrame,
@@ -15,8 +18,9 @@ def summarize(counts: dict[str, int], admitted: int, refused: int, windows: pd.D
     """``counts``: events per status value; ``admitted``/``refused`` count (event, window) assignments;
     ``windows`` needs reason, revision and the two latency columns; ``partly_dropped`` counts the events a
     window refused that are not counted as refused."""
-    first = windows[(windows["revision"] == 1)
-                    & windows["reason"].isin([Reason.WATERMARK.value, Reason.IDLE_TIMEOUT.value])]
+    first = windows[(windows["revision"] == 1) & windows["reason"].isin(FIRST_EMISSIONS)]
+    revised = windows["reason"] == Reason.LATE_UPDATE.value
+    revised |= (windows["reason"] == Reason.UPDATE.value) & (windows["revision"] > 1)
     return Metrics(
         events=sum(counts.values()),
         on_time=int(counts.get(Status.ON_TIME.value, 0)),
@@ -26,7 +30,7 @@ def summarize(counts: dict[str, int], admitted: int, refused: int, windows: pd.D
         partly_dropped=partly_dropped,
         completeness=admitted / (admitted + refused) if admitted + refused else 1.0,
         windows_emitted=len(first),
-        updates=int((windows["reason"] == Reason.LATE_UPDATE.value).sum()),
+        updates=int(revised.sum()),
         end_of_stream=int((windows["reason"] == Reason.END_OF_STREAM.value).sum()),
         latency_event=Stat.of(first["latency_event"].dropna().to_numpy(dtype=np.int64)),
         latency_processing=Stat.of(first["latency_processing"].to_numpy(dtype=np.int64)),

@@ -189,14 +189,19 @@ def _arrival_batches(rows: pd.DataFrame) -> Iterator[BatchRows]:
                         event_time=t[lo:hi], arrival_time=arrival[lo:hi])
 
 
+def _lists(out: StepOutput) -> dict[str, list]:
+    """A step's records by the kind they are stored under (``records.RECORDS``)."""
+    return {"event": out.events, "assignment": out.assignments, "window": out.emissions, "trace": out.trace,
+            "settled": out.settled}
+
+
 def _encode(group: str, outputs: list[tuple[int, StepOutput]]) -> pd.DataFrame:
     """Decisions as rows of (kind, JSON payload of the record's fields); ``watermark`` (a trace point's
     effective watermark) feeds the progress bar."""
     records = []
     for step, out in outputs:
         idx = 0
-        for kind, items in (("event", out.events), ("assignment", out.assignments), ("window", out.emissions),
-                            ("trace", out.trace)):
+        for kind, items in _lists(out).items():
             for item in items:
                 watermark = item.effective if isinstance(item, TracePoint) else None
                 records.append((group, step, idx, kind, json.dumps(as_row(item)), watermark))
@@ -218,7 +223,7 @@ def _result(stream: Stream, config: RunConfig, rows: pd.DataFrame) -> Result:
     outputs: list[StepOutput] = []
     for lo, hi in zip(cuts, cuts[1:]):
         out = StepOutput()
-        lists = {"event": out.events, "assignment": out.assignments, "window": out.emissions, "trace": out.trace}
+        lists = _lists(out)
         for kind, payload in zip(kinds[lo:hi].tolist(), payloads[lo:hi]):
             if kind in lists:
                 lists[kind].append(from_row(kind, payload))

@@ -21,10 +21,13 @@ STATUS_LABELS = {"on_time": "on time", "late_updated": "late, updated", "side_ou
                  "dropped": "dropped"}
 STATUS_COLORS = {"on_time": "#4C78A8", "late_updated": "#F58518", "side_output": "#B279A2", "dropped": "#E45756"}
 REASON_SYMBOLS = {"WATERMARK": "diamond", "IDLE_TIMEOUT": "square", "LATE_UPDATE": "star",
-                  "END_OF_STREAM": "x"}
+                  "END_OF_STREAM": "x", "UPDATE": "triangle-up"}
 REASON_LABELS = {"WATERMARK": "emitted: watermark", "IDLE_TIMEOUT": "emitted: idle timeout",
-                 "LATE_UPDATE": "re-emitted: late update", "END_OF_STREAM": "still open at end"}
-REASON_COLORS = {"WATERMARK": "#222", "IDLE_TIMEOUT": "#54A24B", "LATE_UPDATE": "#F58518", "END_OF_STREAM": "#999"}
+                 "LATE_UPDATE": "re-emitted: late update", "END_OF_STREAM": "still open at end",
+                 "UPDATE": "emitted: update (a revision)"}
+REASON_COLORS = {"WATERMARK": "#222", "IDLE_TIMEOUT": "#54A24B", "LATE_UPDATE": "#F58518", "END_OF_STREAM": "#999",
+                 "UPDATE": "#72B7B2"}
+ROUTINE_REASONS = ("WATERMARK", "UPDATE")  # the many emissions a sample may thin; the others are the story
 POINT_BUDGET = 40_000
 LINE_BUDGET = 1_500  # points per watermark line; a monotone step line keeps its shape
 MARKER_BUDGET = 4_000  # emission markers (and window boxes) drawn
@@ -118,8 +121,9 @@ def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = Non
     if key != ALL_KEYS:
         emitted = emitted[emitted["key"] == key]
     if len(emitted) > MARKER_BUDGET:
-        keep = sample_rows(np.arange(len(emitted)), emitted["reason"].to_numpy() != "WATERMARK", MARKER_BUDGET)
-        notes.append(f"{len(keep):,} of {len(emitted):,} emissions drawn (all but watermark ones, a sample of those)")
+        keep = sample_rows(np.arange(len(emitted)), ~emitted["reason"].isin(ROUTINE_REASONS).to_numpy(), MARKER_BUDGET)
+        notes.append(f"{len(keep):,} of {len(emitted):,} emissions drawn (all but watermark and update ones, a "
+                     "sample of those)")
         emitted = emitted.iloc[keep]
     lo = float(plot_time(min(arrival_us.min(), event_time_us.min()), at)) if len(ev) else 0.0
     hi = float(plot_time(max(arrival_us.max(), event_time_us.max()), at)) if len(ev) else 1.0

@@ -47,7 +47,9 @@ def explain_window(result: Result, row: int) -> str:
     at = _instant(result)
     more = " …" if w.count > 12 else ""
     lines = [f"<b>window [{at(w.start)}, {at(w.end)})</b>" + (f" · key {html.escape(w.key)}" if w.key else ""),
-             f"{w.count} event(s): {html.escape(', '.join(w.ids[:12]))}{more}"]
+             f"{w.count} event(s): {html.escape(', '.join(w.ids[:12]))}{more}" if len(w.ids) == w.count else
+             f"{w.count} event(s); this emission carries {len(w.ids)}: {html.escape(', '.join(w.ids[:12]))}"
+             f"{' …' if len(w.ids) > 12 else ''}"]
     if not w.emitted:
         lines.append(f"<b>never closed</b>: the input ran out after batch {w.emit_batch} with the effective watermark "
                      f"at {at(w.effective_watermark)}, before its end, and no idle timeout fired. An engine that "
@@ -62,6 +64,9 @@ def explain_window(result: Result, row: int) -> str:
     elif w.reason is Reason.IDLE_TIMEOUT:
         lines.append(f"its key was silent for {human_duration(t.idle_timeout)} on the {t.idle_clock.value} clock "
                      f"while the effective watermark was only {at(w.effective_watermark)}")
+    elif w.reason is Reason.UPDATE:
+        lines.append(f"{html.escape(w.ids[0])} joined it and the engine forwarded its new result at once (emit "
+                     "on-update): this revision replaces the earlier one, and nothing says it is the last")
     else:
         lines.append("a late event inside the allowed lateness updated it; this revision replaces the earlier one")
     if w.latency_event is not None:

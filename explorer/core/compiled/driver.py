@@ -9,7 +9,7 @@ from numba import njit
 
 from explorer.core.compiled.firing import (check_idle, emit, event_clock_passes, fire, fire_ready, heartbeats, heartbeats_matter,
                                            purge, record_trace, reschedule_due, touch_key)
-from explorer.core.compiled.layout import (KIND_COMMIT, KIND_NO_DATA, NONE, NO_SCRIPTED, REASON_END_OF_STREAM, REASON_LATE_UPDATE,
+from explorer.core.compiled.layout import (KIND_COMMIT, KIND_NO_DATA, NONE, NO_SCRIPTED, REASON_END_OF_STREAM, REASON_LATE_UPDATE, REASON_UPDATE,
                                            SC_ALIVE, SC_BATCH, SC_CLOCK, SC_DIRTY, SC_GLOBAL_MAX, SC_MAX_OPEN,
                                            SC_NOW, SC_PENDING, SC_TOUCHED_GROUPS, SC_TOUCHED_SOURCES, SC_WINDOWS,
                                            STATUS_LATE_UPDATED, STATUS_ON_TIME, STATUS_REFUSED)
@@ -75,6 +75,8 @@ def _step(st, b):
             taken = not refused
         else:
             late, refused, taken = admit_fixed(st, i, t, eff)
+        if st.on_update and taken:
+            _emit_updates(st, i, m[st.commit + b], raw)
         if st.event_clock and fast_forward(st, s, t, eff) and not st.merged:
             reschedule_due(st, s)
         m[st.ev_status + i] = _status(st, late, refused, taken)
@@ -85,6 +87,19 @@ def _step(st, b):
     if st.scripted and m[st.batch_scripted + b] != NO_SCRIPTED:  # the one source moves at this commit
         _touch(m, st.src_stamp, st.src_touched, SC_TOUCHED_SOURCES, 0, stamp)
     _commit(st, b)
+
+
+@njit(cache=True)
+def _emit_updates(st, i, at, raw):
+    """Emit on-update: every window event i joined forwards its new result at once, carrying event i."""
+    m = st.m
+    if st.session:
+        emit(st, m[st.ev_session + i], REASON_UPDATE, at, raw, i)
+        return
+    for j in range(st.per_event):
+        pair = i * st.per_event + j
+        if m[st.pair_admitted + pair] == 1:
+            emit(st, m[st.window_of + pair], REASON_UPDATE, at, raw, i)
 
 
 @njit(cache=True)

@@ -11,8 +11,8 @@ from numba import njit
 
 from explorer.core.compiled import heaps
 from explorer.core.compiled.layout import (EM_AT, EM_BATCH, EM_COUNT, EM_END, EM_FIELDS, EM_HEAD, EM_KEY,
-                                           EM_MAX_SEEN, EM_RAW, EM_REASON, EM_REVISION, EM_START,
-                                           KIND_HEARTBEAT, NONE, REASON_IDLE_TIMEOUT, REASON_WATERMARK, SC_BATCH,
+                                           EM_MAX_SEEN, EM_RAW, EM_REASON, EM_REVISION, EM_ROW, EM_START,
+                                           KIND_HEARTBEAT, NONE, REASON_IDLE_TIMEOUT, REASON_UPDATE, REASON_WATERMARK, SC_BATCH,
                                            SC_CLOCK, SC_DUE_SIZE, SC_EMISSIONS, SC_IDLE_SIZE, SC_NOW, SC_TRACE,
                                            TR_AT, TR_BATCH, TR_FIELDS, TR_KIND, TR_RAW, TR_SOURCE,
                                            TRACE_ALL_SOURCES)
@@ -30,8 +30,11 @@ def _next_row(st, count_slot, capacity):
 
 
 @njit(cache=True)
-def emit(st, w, reason, at, raw):
+def emit(st, w, reason, at, raw, record=-1):
+    """Record an emission of window w. On-update only an UPDATE emits (``record``: the event it carries)."""
     m = st.m
+    if st.on_update and reason != REASON_UPDATE:
+        return
     m[st.win_revision + w] += 1
     fits, n = _next_row(st, SC_EMISSIONS, st.emissions_capacity)
     if not fits:
@@ -48,6 +51,7 @@ def emit(st, w, reason, at, raw):
     m[row + EM_REASON] = reason
     m[row + EM_REVISION] = m[st.win_revision + w]
     m[row + EM_MAX_SEEN] = m[st.grp_max_seen + group_of_window(st, w)]
+    m[row + EM_ROW] = record
 
 
 @njit(cache=True)

@@ -39,14 +39,16 @@ ABSENT_FROM_MIN = 2**63 - 1  # an idle partition, or a padding leaf, in a min me
 ABSENT_FROM_MAX = -(2**63)  # likewise in a max merge
 
 # --- emissions: EM_FIELDS ints per emission -----------------------------------------------------------
-EM_KEY, EM_START, EM_END, EM_COUNT, EM_HEAD, EM_BATCH, EM_AT, EM_RAW, EM_REASON, EM_REVISION, EM_MAX_SEEN = range(11)
-EM_FIELDS = 11
+# EM_ROW: an UPDATE's own record (the row it carries), else −1
+EM_KEY, EM_START, EM_END, EM_COUNT, EM_HEAD, EM_BATCH, EM_AT, EM_RAW, EM_REASON, EM_REVISION, EM_MAX_SEEN, EM_ROW = \
+    range(12)
+EM_FIELDS = 12
 
 # --- the watermark trace: TR_FIELDS ints per row (one per batch or heartbeat, and scope) -------------
 TR_BATCH, TR_AT, TR_SOURCE, TR_RAW, TR_KIND = range(5)
 TR_FIELDS = 5
 TRACE_ALL_SOURCES = -1  # the merged row of a partition merge ("*")
 
-REASON_WATERMARK, REASON_IDLE_TIMEOUT, REASON_LATE_UPDATE, REASON_END_OF_STREAM = 0, 1, 2, 3
+REASON_WATERMARK, REASON_IDLE_TIMEOUT, REASON_LATE_UPDATE, REASON_END_OF_STREAM, REASON_UPDATE = 0, 1, 2, 3, 4
 KIND_COMMIT, KIND_HEARTBEAT, KIND_NO_DATA = 0, 1, 2
 STATUS_ON_TIME, STATUS_LATE_UPDATED, STATUS_REFUSED = 0, 1, 2

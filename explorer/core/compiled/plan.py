@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-from explorer.config import (LatenessRule, RefusedWhen, RunConfig, Schedule, Scope, Strategy, TimeConfig, TimeSource,
+from explorer.config import (Emit, LatenessRule, RefusedWhen, RunConfig, Schedule, Scope, Strategy, TimeConfig, TimeSource,
                              WindowKind)
 from explorer.core.compiled import layout as L
 from explorer.core.compiled.layout import NONE
@@ -50,6 +50,8 @@ TO_KERNEL: dict[str, Callable[[Any], dict[str, int]]] = {
     "late_kept_at_horizon": lambda v: {"kept_at_horizon": int(v)},
     "source_idle_timeout": lambda v: {"source_idle": -1 if v is None else v},
     "watermark_unit": lambda v: {"wm_unit": v},
+    "emit": lambda v: {"on_update": int(v is Emit.ON_UPDATE)},
+    "panes": lambda v: {},  # what emissions carry, not when: the tables cut discarding panes (core.panes)
 }
 
 
@@ -198,7 +200,7 @@ TABLES = [
 CONFIG_FIELDS = ["processing", "strategy_min", "per_batch", "bounded", "event_clock", "scripted", "bound", "delay", "allowed",
                  "rule_window", "refuse_every", "idle", "idle_processing", "heartbeat", "per_key", "merged", "pick_min", "backlog",
                  "end_inclusive", "strict", "on_merge", "forget_empty", "kept_at_horizon", "source_idle", "session", "gap",
-                 "wm_unit"]
+                 "wm_unit", "on_update"]
 SIZE_FIELDS = ["n_events", "n_batches", "per_event", "n_sources", "n_groups", "n_windows", "emissions_capacity",
                "trace_capacity", "merge_leaves"]
 State = namedtuple("State", ["m"] + CONFIG_FIELDS + SIZE_FIELDS + [name for name, _, _ in TABLES])
@@ -282,8 +284,9 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
                             lambda: len(pd.unique(batches.number * len(source_names) + source)))
     trace = trace if trace is not None else (touched + (n_batches if settings["merged"] else 0)
                                              + len(source_names) + 256)
-    if emissions is None:
-        emissions = (n // 8 if settings["session"] else n_windows) + n // 16 + 256
+    if emissions is None:  # on-update: an emission per (event, window) taken
+        emissions = (n * per_event if settings["on_update"] else
+                     (n // 8 if settings["session"] else n_windows) + n // 16) + 256
     total_fire = int(fire_bound.sum())
     merged = bool(settings["merged"])
     merge_leaves = 1 << max(len(source_names) - 1, 0).bit_length() if merged else 0

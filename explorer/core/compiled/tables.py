@@ -10,11 +10,12 @@ from explorer.core.compiled import layout as L
 from explorer.core.compiled.plan import Prepared
 from explorer.core.result import (ASSIGNMENT_COLUMNS, EVENT_COLUMNS, WATERMARK_COLUMNS, WINDOW_COLUMNS, Metrics,
                                   Reason, Result, Status, canonical_order)
+from explorer.core.panes import shape_panes
 from explorer.core.summary import summarize
 from explorer.streams import Stream, batches_for
 
 REASONS = np.array([Reason.WATERMARK.value, Reason.IDLE_TIMEOUT.value, Reason.LATE_UPDATE.value,
-                    Reason.END_OF_STREAM.value], dtype=object)
+                    Reason.END_OF_STREAM.value, Reason.UPDATE.value], dtype=object)  # by layout.REASON_*
 TRACE_KINDS = np.array(["commit", "heartbeat", "no-data batch"], dtype=object)
 
 
@@ -133,15 +134,20 @@ def emissions(stream: Stream, config: RunConfig, prepared: Prepared, detail: boo
     }, columns=WINDOW_COLUMNS)
     if not detail:
         return frame
-    counts = np.ascontiguousarray(table[:, L.EM_COUNT])
+    update = table[:, L.EM_REASON] == L.REASON_UPDATE  # carries its own record, not the window
+    counts = np.where(update, 0, table[:, L.EM_COUNT])
     state = prepared.state
     rows = gather_ids(state.m, state.node_row, state.node_next, np.ascontiguousarray(table[:, L.EM_HEAD]), counts)
     if config.window.kind is WindowKind.SESSION:  # merged sessions list their events in arrival order (Result)
         rows = rows[np.lexsort((rows, np.repeat(np.arange(len(counts)), counts)))]
-    ids = stream.events["id"].to_numpy(dtype=object)[rows].tolist()
+    id_of = stream.events["id"].to_numpy(dtype=object)
+    ids = id_of[rows].tolist()
     offsets = np.concatenate([[0], np.cumsum(counts)]).tolist()
-    frame["ids"] = [tuple(ids[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
-    return canonical_order(frame)
+    carried = [tuple(ids[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
+    for e in np.flatnonzero(update).tolist():
+        carried[e] = (id_of[table[e, L.EM_ROW]],)
+    frame["ids"] = carried
+    return shape_panes(canonical_order(frame), config)
 
 
 def trace_table(config: RunConfig, prepared: Prepared) -> pd.DataFrame:

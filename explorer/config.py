@@ -205,6 +205,9 @@ class TimeConfig:
     # the watermark reaches the new end (EventTimeTrigger). Others (Spark) judge the event's own [t, t + gap)
     # and re-emit an emitted session at once.
     session_lateness_on_merge: bool = False
+    # Beam's Sessions.mergeWindows joins windows [t, t + gap) only when they overlap: [10, 20) and [20, 30) stay
+    # two. Others (Spark) merge sessions that touch as well.
+    session_merge_overlap_only: bool = False
     # Bytewax discards a key's state, its clock included, once the key has no window left to emit (tumbling and
     # sliding): the key's next item starts a fresh watermark, so a window can be emitted twice. Per-key
     # watermarks and fixed windows only.
@@ -361,6 +364,9 @@ TIME_FIELDS: tuple[TimeField, ...] = (
     TimeField("session_lateness_on_merge", "session_lateness_on_merge", "sessions: judge lateness on the session "
               "an event merges into, and fire an emitted session it extends only when the watermark reaches the new "
               "end, as Flink's", bool, "sessionLatenessOnMerge", windows=("session",)),
+    TimeField("session_merge_overlap_only", "session_merge_overlap_only", "sessions merge only when they overlap, "
+              "not when one ends where the next starts, as Beam's", bool, "sessionMergeOverlapOnly",
+              windows=("session",)),
     TimeField("forget_clock_when_empty", "forget_clock_when_empty", "per-key watermarks, tumbling and sliding: a "
               "key's watermark is forgotten once all its windows have fired, so its next event starts afresh, as "
               "Bytewax discards the key's state", bool, "forgetClockWhenEmpty", windows=("tumbling", "sliding")),
@@ -525,9 +531,9 @@ PRESETS: dict[str, Preset] = {
         "elements, each of which fires a late pane with the whole window (accumulating); an element is dropped "
         "from a window only once the watermark is past its end + allowed lateness (at exactly that point, even with "
         "no allowed lateness, it still fires a late pane), and counts as dropped only when every window of it "
-        "dropped it.",
+        "dropped it. Sessions [t, t + gap) merge only when they overlap.",
         TimeConfig(strategy=Strategy.BOUNDED, scope=Scope.PARTITION_MIN, late_policy=LatePolicy.DROP,
-                   refused_when=RefusedWhen.EVERY_WINDOW, late_kept_at_horizon=True),
+                   refused_when=RefusedWhen.EVERY_WINDOW, late_kept_at_horizon=True, session_merge_overlap_only=True),
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
         allowed_lateness=True,

@@ -111,6 +111,7 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bo
         end_inclusive=window.kind is not WindowKind.SESSION and draw(st.booleans()),
         session_close_strict=window.kind is WindowKind.SESSION and draw(st.booleans()),
         session_lateness_on_merge=window.kind is WindowKind.SESSION and draw(st.booleans()),
+        session_merge_overlap_only=window.kind is WindowKind.SESSION and draw(st.booleans()),
         forget_clock_when_empty=draw(st.booleans()),
         late_kept_at_horizon=draw(st.booleans()),
         source_idle_timeout=None if fast_only else draw(st.one_of(st.none(), st.integers(1, 20).map(lambda x: x * S))),

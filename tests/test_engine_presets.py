@@ -315,3 +315,20 @@ def test_kafka_streams_forwards_every_update_and_nothing_at_close(engine):
     assert at_close.events.equals(updates.events) and at_close.assignments.equals(updates.assignments)
     assert [(w.key, w.start / S, w.count, w.emit_batch, w.reason) for w in at_close.windows.itertuples()] == [
         ("j", 0, 1, 4, "WATERMARK"), ("k", 0, 2, 4, "WATERMARK"), ("k", 10, 1, 5, "END_OF_STREAM")]
+
+
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_beam_sessions_that_only_touch_stay_two(engine):
+    """Measured on Beam 2.77's DirectRunner (dev/check_beam.py --probe): gap 10 s, a@10, b@20, watermark past
+    both: Beam fires [10, 20) {a} and [20, 30) {b}, as Sessions.mergeWindows joins overlapping windows only.
+    Spark merges windows that touch: [10, 30) {a, b}. One µs of overlap joins them in Beam too."""
+    def sessions(b_at: float, preset_name: str) -> list:
+        frame = pd.DataFrame({"id": ["a", "b", "w"], "kind": ["event", "event", "watermark"],
+                              "event_time": [10, b_at, 100]})
+        config = replace(make_config({"preset": preset_name, "window": "session:10", "strategy": "scripted",
+                                      "delay": "0s"}), batches=BatchSpec(BatchKind.EVENT))
+        return [(w.start / S, w.end / S, w.ids) for w in run(stream_from_frame(frame), config, engine=engine).windows.itertuples()]
+
+    assert sessions(20, "beam") == [(10, 20, ("a",)), (20, 30, ("b",))]
+    assert sessions(19.999999, "beam") == [(10, 29.999999, ("a", "b"))]
+    assert sessions(20, "spark") == [(10, 30, ("a", "b"))]

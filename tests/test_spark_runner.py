@@ -8,13 +8,14 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from explorer import generate, preset
+from explorer import generate, load_events, preset
 from explorer.config import BatchSpec, Scope, Strategy, WindowSpec
 from explorer.core import run
 from explorer.core.engine import separable_by_key
@@ -46,11 +47,13 @@ def test_worked_examples_on_spark(spark, scenario):
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
-@given(frames(max_events=14, with_batch=True), configs(has_batch=True), st.sampled_from([None, 1, 2, 3]))
-def test_spark_equals_local_on_random_streams(spark, frame, config, per_micro_batch):
+@given(frames(max_events=14, with_batch=True, with_marks=True), st.data(), st.sampled_from([None, 1, 2, 3]))
+def test_spark_equals_local_on_random_streams(spark, frame, data, per_micro_batch):
     """Small streams (≤ 7 arrival batches) so the property stays inside the suite's time; however many arrival
-    batches a micro-batch carries, the Result is the same."""
+    batches a micro-batch carries, the Result is the same. Streams may hold watermark rows, which the scripted
+    strategy follows."""
     stream = stream_from_frame(frame, name="hypothesis")
+    config = data.draw(configs(has_batch=True, has_marks=not stream.watermarks.empty))
     assume(config.time.scope is not Scope.PARTITION or keys_in_one_partition(stream))
     config = replace(config, batches=BatchSpec.parse("column"))
     assert_same(run(stream, config, engine="reference"),
@@ -170,8 +173,6 @@ def test_spark_sweep_gives_the_local_curve(spark):
     expected = [row for c in mixed for row in curve(idle, c, delays[:3])]
     assert curve_on_spark(spark, idle, mixed, delays[:3]) == expected
     # scripted watermarks travel to the tasks (they used to arrive without them: exit 1 and a traceback)
-    from explorer import load_events
-
     scripted = load_events(Path(__file__).parents[1] / "data" / "flink-sliding-scripted.csv")
     config = make_config({"preset": "flink", "strategy": "scripted", "window": "sliding:3:1"})
     assert curve_on_spark(spark, scripted, [config], delays[:2]) == curve(scripted, config, delays[:2])
@@ -291,3 +292,17 @@ def test_kafka_streams_stream_time_per_partition_on_spark(spark):
         local = run(stream, config)
         assert local.metrics.dropped > 0, window
         assert_same(local, run_spark(stream, config, spark))
+
+
+@pytest.mark.parametrize("per_micro_batch", [1, 4])
+def test_scripted_watermarks_on_spark(spark, per_micro_batch):
+    """The input's watermark rows reach the engine inside Spark, those alone in their arrival batch too (Flink's
+    WindowOperatorTest case, one batch per row): the local Result, however the batches are cut into
+    micro-batches. The runner used to refuse the scripted strategy."""
+    stream = load_events(Path(__file__).parents[1] / "data" / "flink-sliding-scripted.csv")
+    config = replace(make_config({"preset": "flink", "strategy": "scripted", "window": "sliding:3:1"}),
+                     batches=BatchSpec.parse("event"))
+    local = run(stream, config)
+    assert (np.diff(batches_for(stream, config).starts) == 0).any()  # batches holding a watermark row alone
+    assert local.metrics.windows_emitted > 0
+    assert_same(local, run_spark(stream, config, spark, per_micro_batch=per_micro_batch))

@@ -186,20 +186,23 @@ class FixedWindows:
 
 
 class SessionWindows:
-    """An event opens [t, t + gap) and merges with every session of its key it overlaps or touches (Spark);
-    with ``strict`` (Bytewax) it joins a session within the gap and closes once the watermark is past
-    last + gap, modelled as [first, last + gap + 1 µs) joined only by overlap. Touching an emitted session
+    """An event opens [t, t + gap) and merges with every session of its key it overlaps or touches (Spark), or
+    only those it overlaps (``overlap_only``, Beam); with ``strict`` (Bytewax) it joins a session within the gap
+    and closes once the watermark is past last + gap, modelled as [first, last + gap + 1 µs) joined only by
+    overlap. Touching an emitted session
     counts as landing in a closed window."""
 
-    def __init__(self, spec: WindowSpec, strict: bool, on_merge: bool, store: WindowStore, lateness: Lateness):
+    def __init__(self, spec: WindowSpec, strict: bool, on_merge: bool, overlap_only: bool, store: WindowStore,
+                 lateness: Lateness):
         self.gap, self.strict, self.on_merge = spec.gap, strict, on_merge
+        self.overlap_only = strict or overlap_only  # Bytewax's modelled spans, Beam's own
         self.store, self.lateness = store, lateness
 
     def admit(self, t: int, key: str, event_id: str, eff: int) -> Admission:
         store, lateness = self.store, self.lateness
         proto_end = t + self.gap + (1 if self.strict else 0)
         slots = store.by_key.setdefault(key, {})
-        if self.strict:
+        if self.overlap_only:
             touching = [w for w in slots.values() if w.start < proto_end and t < w.end]
         else:
             touching = [w for w in slots.values() if w.start <= proto_end and t <= w.end]
@@ -251,5 +254,6 @@ class SessionWindows:
 
 def assigner_for(spec: WindowSpec, time: TimeConfig, store: WindowStore, lateness: Lateness):
     if spec.kind is WindowKind.SESSION:
-        return SessionWindows(spec, time.session_close_strict, time.session_lateness_on_merge, store, lateness)
+        return SessionWindows(spec, time.session_close_strict, time.session_lateness_on_merge,
+                              time.session_merge_overlap_only, store, lateness)
     return FixedWindows(spec, time.end_inclusive, store, lateness)

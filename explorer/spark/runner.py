@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from explorer.budget import check_spark_run
-from explorer.config import RunConfig, Strategy
+from explorer.config import RunConfig
 from explorer.core import check_inputs, snapshot
 from explorer.core.assemble import assemble
 from explorer.core.engine import Engine
@@ -38,7 +38,7 @@ from explorer.core.result import Result
 from explorer.errors import InputError
 from explorer.spark.fingerprint import Fingerprint, claim
 from explorer.spark.session import spark_session, started
-from explorer.spark.staging import INPUT_SCHEMA, plan_micro_batches, stage
+from explorer.spark.staging import INPUT_SCHEMA, MARK_ROW, plan_micro_batches, stage
 from explorer.streams import Stream, batches_for
 
 OUTPUT_SCHEMA = "grp STRING, step LONG, idx LONG, kind STRING, payload STRING, watermark LONG"
@@ -77,8 +77,6 @@ def run_spark(stream: Stream, config: RunConfig, spark=None, workdir: str | Path
     rows, :func:`plan_micro_batches`). ``cancel`` stops the query between micro-batches (raises
     :class:`Cancelled`). ``spark`` is a session, or how to start one (called once the run is known to fit in
     memory and the working directory to match; default: the local session)."""
-    if config.time.strategy is Strategy.SCRIPTED:
-        raise InputError("--engine spark does not replay scripted watermarks (strategy scripted); run it locally")
     check_spark_run(len(stream), config)
     check_inputs(stream, config)
     plan = plan_micro_batches(batches_for(stream, config), per_micro_batch)
@@ -162,7 +160,7 @@ def _step_function(config: RunConfig, partitions: list[str]):
         # pyspark's worker concatenates our frames, whose watermark column is often all null
         warnings.filterwarnings("ignore", message="The behavior of DataFrame concatenation", category=FutureWarning)
         engine = snapshot.loads(state.get[0]) if state.exists else Engine(config, partitions)
-        rows = pd.concat(list(frames), ignore_index=True).sort_values("row", kind="stable")
+        rows = pd.concat(list(frames), ignore_index=True).sort_values(["batch", "row"], kind="stable")
         outputs = [(batch.number, engine.step(batch)) for batch in _arrival_batches(rows[~rows["last"]])]
         end = rows[rows["last"]]
         if len(end):
@@ -175,7 +173,8 @@ def _step_function(config: RunConfig, partitions: list[str]):
 
 
 def _arrival_batches(rows: pd.DataFrame) -> Iterator[BatchRows]:
-    """A group's rows of one micro-batch (sorted by row, so by arrival) cut into the arrival batches they came in."""
+    """A group's rows of one micro-batch (sorted by batch and row, so by arrival; a batch's mark row first) cut
+    into the arrival batches they came in, each with its scripted watermark if it holds one."""
     number = rows["batch"].to_numpy(dtype=np.int64)
     if len(number) == 0:
         return
@@ -183,8 +182,12 @@ def _arrival_batches(rows: pd.DataFrame) -> Iterator[BatchRows]:
     row, commit, opens = (rows[c].to_numpy(dtype=np.int64) for c in ("row", "commit", "opens"))
     t, arrival = rows["t"].to_numpy(dtype=np.int64), rows["arrival"].to_numpy(dtype=np.int64)
     ids, keys, partitions = rows["id"].tolist(), rows["key"].tolist(), rows["partition"].tolist()
-    for lo, hi in zip(cuts, cuts[1:]):
-        yield BatchRows(number=int(number[lo]), commit=int(commit[lo]), opens=int(opens[lo]), scripted=None,
+    scripted = rows["scripted"].tolist()
+    for first, hi in zip(cuts, cuts[1:]):  # (the batch's number, commit and opens are on each of its rows)
+        marked = row[first] == MARK_ROW
+        lo = first + 1 if marked else first
+        yield BatchRows(number=int(number[first]), commit=int(commit[first]), opens=int(opens[first]),
+                        scripted=int(scripted[first]) if marked else None,
                         rows=row[lo:hi], ids=ids[lo:hi], keys=keys[lo:hi], partitions=partitions[lo:hi],
                         event_time=t[lo:hi], arrival_time=arrival[lo:hi])
 

@@ -9,6 +9,8 @@ event a run of hours.
 Each micro-batch is one Parquet file, written under a hidden name and renamed (the file source ignores hidden
 files, so it never reads half a file), with modification times in plan order, read with maxFilesPerTrigger=1.
 A last "end of input" file holds one row per state group and makes the state function run ``finish``.
+Under the scripted strategy each arrival batch that holds a watermark row also gets a mark row (row −1, its
+scripted watermark in ``scripted``), so a batch holding a watermark and no event still reaches the engine.
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ from explorer.config import RunConfig
 from explorer.core.engine import separable_by_key
 from explorer.errors import InputError
 from explorer.streams import Batches, Stream, batches_for
+from explorer.streams.batching import NO_SCRIPTED
 
 INPUT_SCHEMA = ("grp STRING, row LONG, batch LONG, commit LONG, opens LONG, id STRING, key STRING, partition STRING, "
-                "t LONG, arrival LONG, last BOOLEAN")
+                "t LONG, arrival LONG, last BOOLEAN, scripted LONG")
+MARK_ROW = -1  # a mark row's ``row``: the batch's scripted watermark, no event
 GLOBAL_GROUP = "*"
 # The automatic plan: about this many micro-batches, so the progress bar moves, but never so few rows in one that
 # Spark's per-micro-batch cost dominates, nor so many that one group's rows strain a Python worker.
@@ -101,21 +105,33 @@ def stage(stream: Stream, config: RunConfig, plan: MicroBatchPlan, folder: Path,
                           "opens": batches.opens[batches.number - 1],  # the batch's, not a state group's first row
                           "id": ev["id"].to_numpy(),
                           "key": ev["key"].to_numpy(), "partition": ev["partition"].to_numpy(),
-                          "t": arrays.event_time, "arrival": arrays.arrival_time, "last": False})
+                          "t": arrays.event_time, "arrival": arrays.arrival_time, "last": False, "scripted": None})
+    marks = _mark_rows(batches) if config.time.follows_watermark_rows else frame.iloc[:0]
+    mark_batch = marks["batch"].to_numpy() - 1  # 0-based
     n_data = plan.data_micro_batches
     count = min(stop_after, n_data) if stop_after is not None else n_data
     base = time.time() - 10 * (n_data + 2)
     for i in range(count):
         lo, hi = int(batches.starts[plan.bounds[i]]), int(batches.starts[plan.bounds[i + 1]])
-        _write(folder, i, frame.iloc[lo:hi], base + 10 * i)
+        carried = marks[(mark_batch >= plan.bounds[i]) & (mark_batch < plan.bounds[i + 1])]
+        _write(folder, i, pd.concat([carried, frame.iloc[lo:hi]], ignore_index=True) if len(carried)
+               else frame.iloc[lo:hi], base + 10 * i)
     if stop_after is not None:
         return count
     n_batches = len(batches.commit_time)
     end = pd.DataFrame({"grp": sorted(set(groups.tolist())), "row": -1, "batch": n_batches,
                         "commit": int(batches.commit_time[-1]) if n_batches else 0, "opens": 0, "id": "", "key": "",
-                        "partition": "", "t": 0, "arrival": 0, "last": True})
+                        "partition": "", "t": 0, "arrival": 0, "last": True, "scripted": None})
     _write(folder, n_data, end, base + 10 * n_data)
     return n_data + 1
+
+
+def _mark_rows(batches: Batches) -> pd.DataFrame:
+    """One mark row per arrival batch that holds a scripted watermark (the scripted strategy: one state group)."""
+    holding = np.flatnonzero(batches.scripted != NO_SCRIPTED)
+    return pd.DataFrame({"grp": GLOBAL_GROUP, "row": MARK_ROW, "batch": holding + 1,
+                         "commit": batches.commit_time[holding], "opens": batches.opens[holding], "id": "", "key": "",
+                         "partition": "", "t": 0, "arrival": 0, "last": False, "scripted": batches.scripted[holding]})
 
 
 def _write(folder: Path, i: int, frame: pd.DataFrame, mtime: float) -> None:

@@ -46,6 +46,7 @@ TO_KERNEL: dict[str, Callable[[Any], dict[str, int]]] = {
     "end_inclusive": lambda v: {"end_inclusive": int(v)},
     "session_close_strict": lambda v: {"strict": int(v)},
     "session_lateness_on_merge": lambda v: {"on_merge": int(v)},
+    "session_merge_overlap_only": lambda v: {"overlap_only": int(v)},
     "forget_clock_when_empty": lambda v: {"forget_requested": int(v)},
     "late_kept_at_horizon": lambda v: {"kept_at_horizon": int(v)},
     "source_idle_timeout": lambda v: {"source_idle": -1 if v is None else v},
@@ -200,7 +201,7 @@ TABLES = [
 CONFIG_FIELDS = ["processing", "strategy_min", "per_batch", "bounded", "event_clock", "scripted", "bound", "delay", "allowed",
                  "rule_window", "refuse_every", "idle", "idle_processing", "heartbeat", "per_key", "merged", "pick_min", "backlog",
                  "end_inclusive", "strict", "on_merge", "forget_empty", "kept_at_horizon", "source_idle", "session", "gap",
-                 "wm_unit", "on_update"]
+                 "wm_unit", "on_update", "overlap_only"]
 SIZE_FIELDS = ["n_events", "n_batches", "per_event", "n_sources", "n_groups", "n_windows", "emissions_capacity",
                "trace_capacity", "merge_leaves"]
 State = namedtuple("State", ["m"] + CONFIG_FIELDS + SIZE_FIELDS + [name for name, _, _ in TABLES])

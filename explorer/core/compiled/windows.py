@@ -174,16 +174,16 @@ def admit_fixed(st, row, t, eff):
 
 @njit(cache=True)
 def admit_session(st, row, k, t, eff):
-    """An event opens [t, t + gap) and merges with every session of its key it overlaps or touches (in the
-    order the sessions were opened; the one holding most events absorbs the others). Touching an emitted
-    session counts as landing in a closed window. Returns (late, refused)."""
+    """An event opens [t, t + gap) and merges with every session of its key it overlaps or touches (Beam: only
+    overlaps), in the order the sessions were opened; the one holding most events absorbs the others. Touching
+    an emitted session counts as landing in a closed window. Returns (late, refused)."""
     m = st.m
     proto_end = t + st.gap + (1 if st.strict else 0)
     n_touching = 0
     any_fired = False
     w = m[st.key_head + k]
     while w >= 0:
-        if st.strict:  # Bytewax: within gap of the session (its end here is last + gap + 1 µs)
+        if st.strict or st.overlap_only:  # Bytewax (its end here is last + gap + 1 µs), Beam: overlap only
             touches = m[st.win_start + w] < proto_end and t < m[st.win_end + w]
         else:
             touches = m[st.win_start + w] <= proto_end and t <= m[st.win_end + w]

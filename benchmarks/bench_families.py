@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Callable
 
 from explorer import generate, preset
-from explorer.config import RunConfig, TimeSource, WindowSpec
+from explorer.config import Emit, Panes, RunConfig, TimeSource, WindowSpec
 from explorer.core import run
 from explorer.metrics import curve
 from explorer.streams import Stream, stream_from_frame
@@ -42,7 +42,10 @@ FAMILIES: dict[str, RunConfig] = {
     "spark preset (backlog)": preset("spark", delay=5 * S),
     "bytewax preset (event clock)": preset("bytewax", delay=5 * S),
     "flink + partition idleness 5 s": preset("flink", delay=5 * S, source_idle_timeout=5 * S),
-    "kafka-streams preset (stream time per partition)": preset("kafka-streams", delay=5 * S),
+    "kafka-streams preset (stream time per partition, emit on-update)": preset("kafka-streams", delay=5 * S),
+    "kafka-streams, emit on-close": preset("kafka-streams", delay=5 * S, emit=Emit.ON_CLOSE),
+    "beam, allowed lateness 30 s, discarding panes": preset("beam", delay=5 * S, allowed_lateness=30 * S,
+                                                            panes=Panes.DISCARDING),
 }
 PRESETS = ("voltsp", "textbook", "spark", "flink", "bytewax", "beam", "kafka-streams", "storm")
 

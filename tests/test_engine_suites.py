@@ -2,7 +2,8 @@
 (tests/scenarios/flink_window_operator.yaml) and Beam's trigger_transcripts.yaml
 (tests/scenarios/beam_trigger_transcripts.yaml) with scripted watermarks, Bytewax's test_fold_window.py
 (tests/scenarios/bytewax_fold_window.yaml) with its own clock, Kafka Streams' SuppressScenarioTest
-(tests/scenarios/kafka_streams_suppress.yaml). One interpreter runs every case on both
+(tests/scenarios/kafka_streams_suppress.yaml) and its aggregates' every-update output
+(tests/scenarios/kafka_streams_updates.yaml). One interpreter runs every case on both
 engines: every firing with the input row it follows, the side output, the dropped items, the elements a window
 dropped while another kept them.
 Cases marked ``error`` (Beam's own negative transcripts) must be rejected, and the negative tests below turn
@@ -17,7 +18,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from explorer.config import BatchKind, BatchSpec, RefusedWhen, Scope, Strategy
+from explorer.config import BatchKind, BatchSpec, Emit, RefusedWhen, Scope, Strategy
 from explorer.core import Result, run
 from explorer.streams import stream_from_frame
 from explorer.timeutil import MICROS
@@ -28,7 +29,8 @@ SCENARIOS = Path(__file__).parent / "scenarios"
 SUITES = {suite: yaml.safe_load((SCENARIOS / file).read_text())
           for suite, file in (("flink", "flink_window_operator.yaml"), ("beam", "beam_trigger_transcripts.yaml"),
                               ("bytewax", "bytewax_fold_window.yaml"),
-                              ("kafka-streams", "kafka_streams_suppress.yaml"))}
+                              ("kafka-streams", "kafka_streams_suppress.yaml"),
+                              ("kafka-streams-updates", "kafka_streams_updates.yaml"))}
 CASES = [(suite, name) for suite, cases in SUITES.items() for name in sorted(cases)]
 
 
@@ -104,6 +106,8 @@ def test_engine_suite_cases(suite, name, engine):
     ("kafka-streams", "session_windows", {"session_close_strict": False}),  # sessions [t, t + gap) end elsewhere
     ("kafka-streams", "session_nonzero_grace", {"session_close_strict": False}),  # ontime2 dropped at the edge
     ("kafka-streams", "expired_by_grace", {"bound": 91_000}),  # one ms more grace keeps [100, 110)
+    ("kafka-streams-updates", "time_windows_count", {"emit": Emit.ON_CLOSE}),  # one emission per window, at close
+    ("kafka-streams-updates", "session_windows_count", {"session_close_strict": False}),  # 599 would not merge
 ])
 def test_the_cases_fail_without_the_rule_they_check(suite, name, changes):
     """A harness that cannot fail proves nothing: each case must reject the rule it was chosen for."""

@@ -27,7 +27,8 @@ from conftest import make_config
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 SUITES = {suite: yaml.safe_load((SCENARIOS / file).read_text())
-          for suite, file in (("flink", "flink_window_operator.yaml"), ("beam", "beam_trigger_transcripts.yaml"),
+          for suite, file in (("flink", "flink_window_operator.yaml"),
+                              ("flink-side-output", "flink_side_output_itcase.yaml"), ("beam", "beam_trigger_transcripts.yaml"),
                               ("bytewax", "bytewax_fold_window.yaml"),
                               ("kafka-streams", "kafka_streams_suppress.yaml"),
                               ("kafka-streams-updates", "kafka_streams_updates.yaml"))}
@@ -98,6 +99,8 @@ def test_engine_suite_cases(suite, name, engine):
     ("flink", "session_with_lateness", {"session_lateness_on_merge": False}),  # g judged on its own span
     ("flink", "session_with_huge_lateness", {"session_lateness_on_merge": False}),  # h would re-fire at once
     ("flink", "tumbling_cleanup", {"strategy": Strategy.MAX}),  # the watermark rows ignored: nothing fires in time
+    ("flink-side-output", "keyed_window_late_with_lateness", {"allowed_lateness": 0}),  # 4 would be late too
+    ("flink-side-output", "keyed_window_late_with_lateness", {"allowed_lateness": 3000}),  # 3 kept until 6 > 5
     ("beam", "fixed_default_late_data", {"allowed_lateness": 0}),  # with Beam's dropping, 7 is dropped
     ("bytewax", "session", {"session_close_strict": False}),  # Spark's sessions close at last + gap
     ("bytewax", "sliding", {"bound": 7_000_000}),  # a 7 s wait closes every window later than 0 s does

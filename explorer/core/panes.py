@@ -1,36 +1,78 @@
 """What each emission carries, once the core has decided when windows fire: Beam's accumulation mode.
 
 Accumulating and discarding panes make the same decisions (which events a window takes, when it fires);
-they differ only in what a re-emission holds. So the engines emit whole windows, and the Result's windows
-table is cut into discarding panes here, one function for every runner.
+they differ only in what a re-emission holds. So the engines emit whole windows, and the windows table is cut
+into discarding panes here: ``shape_panes`` for a finished table (any runner), ``first_listings`` for a runner
+that still holds its events as row numbers (the compiled tables), one rule for both.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
 import pandas as pd
 
 from explorer.config import Panes, RunConfig, WindowKind
 from explorer.core.result import Reason
 
 
+def discarding(config: RunConfig) -> bool:
+    return config.time.panes is Panes.DISCARDING
+
+
 def shape_panes(windows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
     """``windows`` (whole windows, in the order they were emitted) as the configured panes carry them.
 
     Discarding: each emission keeps only the events its window had not emitted before (the state is cleared
-    when a pane fires), and ``count`` becomes their number. A window is its (key, start, end); a session is its
-    key's, as sessions only grow and an event is in one session. An UPDATE (emit on-update) already carries
-    just its own record."""
-    if config.time.panes is Panes.ACCUMULATING or windows.empty:
+    when a pane fires), and ``count`` becomes their number. An UPDATE keeps its count: the window's, after
+    its record (what Kafka Streams forwards)."""
+    if not discarding(config) or windows.empty:
         return windows
-    session = config.window.kind is WindowKind.SESSION
-    emitted: dict[object, set[str]] = {}
-    ids, counts = windows["ids"].tolist(), windows["count"].to_numpy().copy()
-    for i, (key, start, end, reason) in enumerate(zip(windows["key"], windows["start"], windows["end"],
-                                                      windows["reason"])):
-        if reason == Reason.UPDATE.value:
-            continue
-        before = emitted.setdefault(key if session else (key, start, end), set())
-        ids[i] = tuple(event for event in ids[i] if event not in before)
-        before.update(ids[i])
-        counts[i] = len(ids[i])
-    return windows.assign(ids=ids, count=counts)
+    ids = windows["ids"].to_numpy(dtype=object)
+    sizes = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+    listed = np.fromiter(chain.from_iterable(ids), dtype=object, count=int(sizes.sum()))
+    update = windows["reason"].to_numpy(dtype=object) == Reason.UPDATE.value
+    cut = first_listings(window_codes(windows, config), sizes, pd.factorize(listed)[0], update)
+    return windows.assign(ids=regroup(listed[cut.kept], cut.counts, ids),
+                          count=np.where(update, windows["count"].to_numpy(), cut.counts))
+
+
+def window_codes(windows: pd.DataFrame, config: RunConfig) -> np.ndarray:
+    """One integer per window an emission belongs to: its (key, start, end), or for sessions its key, as
+    sessions only grow and an event is in one session."""
+    columns = ["key"] if config.window.kind is WindowKind.SESSION else ["key", "start", "end"]
+    return windows.groupby(columns, sort=False, dropna=False).ngroup().to_numpy()
+
+
+@dataclass(frozen=True)
+class Cut:
+    kept: np.ndarray  # over the listed events: does its pane carry it
+    counts: np.ndarray  # per emission: how many of its events it carries
+
+
+def first_listings(window: np.ndarray, sizes: np.ndarray, event: np.ndarray, own_record: np.ndarray) -> Cut:
+    """Which listed events a discarding pane keeps: emission i lists ``sizes[i]`` of ``event`` (integer codes,
+    emission after emission) for ``window[i]``; a (window, event) pair is kept where it is listed first. An
+    emission with ``own_record`` (an UPDATE, emit on-update) carries just its record and keeps it.
+
+    On whole columns, not window by window: a window re-emitted a thousand times costs a hash per listed event."""
+    emission = np.repeat(np.arange(len(sizes)), sizes)
+    pair = window[emission].astype(np.int64) * (int(event.max(initial=0)) + 1) + event
+    kept = ~pd.Series(pair).duplicated().to_numpy() | own_record[emission]
+    return Cut(kept, np.bincount(emission[kept], minlength=len(sizes)))
+
+
+def regroup(listed: np.ndarray, counts: np.ndarray, whole: np.ndarray | None = None) -> np.ndarray:
+    """``listed`` (emission after emission, ``counts[i]`` each) as one tuple per emission, in an object array.
+    Where ``whole`` (the uncut tuples) has as many, it is reused rather than rebuilt."""
+    values = listed.tolist()
+    if whole is None and len(values) == len(counts) and (counts == 1).all():  # emit on-update: one record each
+        return np.fromiter(((value,) for value in values), dtype=object, count=len(counts))
+    starts = (np.cumsum(counts) - counts).tolist()
+    if whole is None:
+        return np.fromiter((tuple(values[a:a + n]) for a, n in zip(starts, counts.tolist())), dtype=object,
+                           count=len(counts))
+    return np.fromiter((w if len(w) == n else tuple(values[a:a + n])
+                        for w, a, n in zip(whole, starts, counts.tolist())), dtype=object, count=len(counts))

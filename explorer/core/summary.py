@@ -18,9 +18,15 @@ def summarize(counts: dict[str, int], admitted: int, refused: int, windows: pd.D
     """``counts``: events per status value; ``admitted``/``refused`` count (event, window) assignments;
     ``windows`` needs reason, revision and the two latency columns; ``partly_dropped`` counts the events a
     window refused that are not counted as refused."""
-    first = windows[(windows["revision"] == 1) & windows["reason"].isin(FIRST_EMISSIONS)]
-    revised = windows["reason"] == Reason.LATE_UPDATE.value
-    revised |= (windows["reason"] == Reason.UPDATE.value) & (windows["revision"] > 1)
+    codes, names = pd.factorize(windows["reason"].to_numpy(dtype=object))  # compare integers, not text, per row
+    code = {name: i for i, name in enumerate(names)}
+
+    def reason_is(*reasons: str) -> np.ndarray:
+        return np.isin(codes, [code[r] for r in reasons if r in code])
+
+    revision = windows["revision"].to_numpy()
+    first = (revision == 1) & reason_is(*FIRST_EMISSIONS)
+    revised = reason_is(Reason.LATE_UPDATE.value) | (reason_is(Reason.UPDATE.value) & (revision > 1))
     return Metrics(
         events=sum(counts.values()),
         on_time=int(counts.get(Status.ON_TIME.value, 0)),
@@ -29,10 +35,10 @@ def summarize(counts: dict[str, int], admitted: int, refused: int, windows: pd.D
         dropped=int(counts.get(Status.DROPPED.value, 0)),
         partly_dropped=partly_dropped,
         completeness=admitted / (admitted + refused) if admitted + refused else 1.0,
-        windows_emitted=len(first),
+        windows_emitted=int(first.sum()),
         updates=int(revised.sum()),
-        end_of_stream=int((windows["reason"] == Reason.END_OF_STREAM.value).sum()),
-        latency_event=Stat.of(first["latency_event"].dropna().to_numpy(dtype=np.int64)),
-        latency_processing=Stat.of(first["latency_processing"].to_numpy(dtype=np.int64)),
+        end_of_stream=int(reason_is(Reason.END_OF_STREAM.value).sum()),
+        latency_event=Stat.of(windows["latency_event"][first].dropna().to_numpy(dtype=np.int64)),
+        latency_processing=Stat.of(windows["latency_processing"].to_numpy(dtype=np.int64)[first]),
         max_open_windows=max_open_windows,
     )

@@ -8,14 +8,15 @@ import pandas as pd
 from explorer.config import LatePolicy, RunConfig, WindowKind
 from explorer.core.compiled import layout as L
 from explorer.core.compiled.plan import Prepared
-from explorer.core.result import (ASSIGNMENT_COLUMNS, EVENT_COLUMNS, WATERMARK_COLUMNS, WINDOW_COLUMNS, Metrics,
-                                  Reason, Result, Status, canonical_order)
-from explorer.core.panes import shape_panes
+from explorer.core.result import (ASSIGNMENT_COLUMNS, EVENT_COLUMNS, REASON_ORDER, WATERMARK_COLUMNS, WINDOW_COLUMNS,
+                                  Metrics, Reason, Result, Status, emission_order)
+from explorer.core.panes import discarding, first_listings, regroup, window_codes
 from explorer.core.summary import summarize
 from explorer.streams import Stream, batches_for
 
 REASONS = np.array([Reason.WATERMARK.value, Reason.IDLE_TIMEOUT.value, Reason.LATE_UPDATE.value,
                     Reason.END_OF_STREAM.value, Reason.UPDATE.value], dtype=object)  # by layout.REASON_*
+REASON_RANK = np.array([REASON_ORDER[reason] for reason in REASONS])
 TRACE_KINDS = np.array(["commit", "heartbeat", "no-data batch"], dtype=object)
 
 
@@ -118,9 +119,12 @@ def assignment_table(config: RunConfig, prepared: Prepared) -> pd.DataFrame:
 
 
 def emissions(stream: Stream, config: RunConfig, prepared: Prepared, detail: bool) -> pd.DataFrame:
-    from explorer.core.compiled.driver import gather_ids
-
+    """The windows table, in the canonical order: the records are sorted as integers (key codes are ranks:
+    the stream's key names are sorted) before any text column exists."""
     table = _records(prepared, "emissions", L.SC_EMISSIONS, L.EM_FIELDS)
+    table = table[emission_order(table[:, L.EM_BATCH], table[:, L.EM_AT], REASON_RANK[table[:, L.EM_REASON]],
+                                 table[:, L.EM_KEY], table[:, L.EM_START], table[:, L.EM_END],
+                                 table[:, L.EM_REVISION])]
     end, at, raw, max_seen = table[:, L.EM_END], table[:, L.EM_AT], table[:, L.EM_RAW], table[:, L.EM_MAX_SEEN]
     latency = max_seen - end
     frame = pd.DataFrame({
@@ -131,23 +135,36 @@ def emissions(stream: Stream, config: RunConfig, prepared: Prepared, detail: boo
         "reason": REASONS[table[:, L.EM_REASON]], "revision": table[:, L.EM_REVISION],
         "latency_event": _optional(latency, (max_seen == L.NONE) | (latency < L.NONE // 2)),
         "latency_processing": at - end,
-    }, columns=WINDOW_COLUMNS)
-    if not detail:
-        return frame
-    update = table[:, L.EM_REASON] == L.REASON_UPDATE  # carries its own record, not the window
+    }, columns=WINDOW_COLUMNS, copy=False)
+    if detail:
+        _carry(stream, config, prepared, table, frame)
+    return frame
+
+
+def _carry(stream: Stream, config: RunConfig, prepared: Prepared, table: np.ndarray, frame: pd.DataFrame) -> None:
+    """Fill each emission's event ids: a window's events (gathered from its list), or an UPDATE's one record;
+    discarding panes are cut here, on row numbers, before any id text is touched."""
+    from explorer.core.compiled.driver import gather_ids
+
+    update = table[:, L.EM_REASON] == L.REASON_UPDATE
     counts = np.where(update, 0, table[:, L.EM_COUNT])
     state = prepared.state
-    rows = gather_ids(state.m, state.node_row, state.node_next, np.ascontiguousarray(table[:, L.EM_HEAD]), counts)
+    gathered = gather_ids(state.m, state.node_row, state.node_next, np.ascontiguousarray(table[:, L.EM_HEAD]),
+                          counts)
     if config.window.kind is WindowKind.SESSION:  # merged sessions list their events in arrival order (Result)
-        rows = rows[np.lexsort((rows, np.repeat(np.arange(len(counts)), counts)))]
-    id_of = stream.events["id"].to_numpy(dtype=object)
-    ids = id_of[rows].tolist()
-    offsets = np.concatenate([[0], np.cumsum(counts)]).tolist()
-    carried = [tuple(ids[a:b]) for a, b in zip(offsets[:-1], offsets[1:])]
-    for e in np.flatnonzero(update).tolist():
-        carried[e] = (id_of[table[e, L.EM_ROW]],)
-    frame["ids"] = carried
-    return shape_panes(canonical_order(frame), config)
+        gathered = gathered[np.lexsort((gathered, np.repeat(np.arange(len(counts)), counts)))]
+    sizes = np.where(update, 1, counts)
+    starts = np.cumsum(sizes) - sizes
+    rows = np.empty(int(sizes.sum()), np.int64)
+    rows[starts[update]] = table[update, L.EM_ROW]
+    from_lists = np.ones(len(rows), bool)
+    from_lists[starts[update]] = False
+    rows[from_lists] = gathered
+    if discarding(config):
+        cut = first_listings(window_codes(frame, config), sizes, rows, update)
+        rows, sizes = rows[cut.kept], cut.counts
+        frame["count"] = np.where(update, frame["count"].to_numpy(), sizes)
+    frame["ids"] = regroup(stream.events["id"].to_numpy(dtype=object)[rows], sizes)
 
 
 def trace_table(config: RunConfig, prepared: Prepared) -> pd.DataFrame:

@@ -212,6 +212,7 @@ class TimeConfig:
     # sliding): the key's next item starts a fresh watermark, so a window can be emitted twice. Per-key
     # watermarks and fixed windows only.
     forget_clock_when_empty: bool = False
+    windows_from_zero: bool = False
     # Beam drops a late element only once the watermark is *past* end + allowed lateness (its window's
     # maxTimestamp + allowedLateness < watermark): at exactly end + allowed lateness it is still kept. Others drop
     # it there (Flink: maxTimestamp + allowedLateness <= watermark).
@@ -370,6 +371,9 @@ TIME_FIELDS: tuple[TimeField, ...] = (
     TimeField("forget_clock_when_empty", "forget_clock_when_empty", "per-key watermarks, tumbling and sliding: a "
               "key's watermark is forgotten once all its windows have fired, so its next event starts afresh, as "
               "Bytewax discards the key's state", bool, "forgetClockWhenEmpty", windows=("tumbling", "sliding")),
+    TimeField("windows_from_zero", "windows_from_zero", "sliding windows start at 0 or later: an event at t ≥ 0 "
+              "is in no window that starts before 0, as Kafka Streams creates none", bool, "windowsFromZero",
+              windows=("sliding",)),
     TimeField("late_kept_at_horizon", "late_kept_at_horizon", "a closed window still takes late events while the "
               "effective watermark is exactly at end + allowed lateness (even 0), and drops them once it is past, "
               "as Beam's", bool, "lateKeptAtHorizon"),
@@ -547,9 +551,10 @@ PRESETS: dict[str, Preset] = {
         "(emit on-update, as with caching off), and closing emits nothing; with emit on-close "
         "(emitStrategy(onWindowClose), suppress(untilWindowCloses)) a window is emitted once, when stream time − "
         "grace reaches its end. A session [first, last] takes a record within the gap (inclusive), is judged after "
-        "the merge, and closes once stream time − grace is past last + gap.",
+        "the merge, and closes once stream time − grace is past last + gap. Hopping windows start at 0 or later.",
         TimeConfig(strategy=Strategy.BOUNDED, scope=Scope.PARTITION, late_policy=LatePolicy.DROP,
-                   session_close_strict=True, session_lateness_on_merge=True, emit=Emit.ON_UPDATE),
+                   session_close_strict=True, session_lateness_on_merge=True, emit=Emit.ON_UPDATE,
+                   windows_from_zero=True),
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
     ),

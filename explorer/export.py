@@ -106,6 +106,10 @@ def _unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]
                      f"{target} emits a window when it closes")
     if "panes" not in handled and t.panes is Panes.DISCARDING:
         notes.append(f"discarding panes have no equivalent in {target}: a re-emission carries the whole window")
+    if config.window.kind is WindowKind.SLIDING and t.windows_from_zero != ("from_zero" in handled):
+        notes.append(f"{target} also creates the sliding windows that start before 0; here an event at t ≥ 0 is in "
+                     f"none of them" if t.windows_from_zero else
+                     f"{target} creates no window that starts before 0; here events near 0 are in those too")
     if t.source_idle_timeout is not None and target not in ("Flink", "PyFlink"):
         notes.append(f"a partition idle for {format_duration(t.source_idle_timeout)} leaving the watermark merge "
                      f"(Flink's withIdleness) has no equivalent in {target}")
@@ -391,7 +395,7 @@ def kafka_streams_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE)
         lines.append("// every update forwarded, as the explorer shows it: the record cache off "
                      "(props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0)); with it on, a key's updates "
                      "coalesce until each commit")
-    notes = _unsupported(config, "Kafka Streams", {"scope", "emit"})
+    notes = _unsupported(config, "Kafka Streams", {"scope", "emit", "from_zero"})
     if t.scope is Scope.KEY:
         notes.append("Kafka Streams has no per-key watermark: stream time is one per partition (task), shared by "
                      "its keys")

@@ -162,6 +162,12 @@ def test_the_kafka_streams_snippet_says_grace_and_its_emit_strategy():
     tumbling = export(replace(preset("kafka-streams", delay=0), window=WindowSpec.parse("tumbling:1m")),
                       "kafka-streams-java")
     assert "TimeWindows.ofSizeAndGrace(Duration.ofMinutes(1), Duration.ZERO)" in tumbling
+    hopping = WindowSpec.parse("sliding:1m:10s")
+    assert "NOTE" not in export(replace(preset("kafka-streams"), window=hopping), "kafka-streams-java")
+    assert "NOTE: Flink also creates the sliding windows that start before 0" in export(
+        replace(preset("kafka-streams"), window=hopping), "flink-java")
+    assert "NOTE: Kafka Streams creates no window that starts before 0" in export(
+        replace(preset("flink"), window=hopping), "kafka-streams-java")
 
 
 def test_the_beam_snippets_say_the_panes_and_the_allowed_lateness():

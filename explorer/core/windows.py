@@ -142,12 +142,14 @@ class Admission:
     refused: list[tuple[int, int]]
 
 
-def fixed_spans(t: int, size: int, slide: int, end_inclusive: bool = False) -> Iterator[tuple[int, int]]:
+def fixed_spans(t: int, size: int, slide: int, end_inclusive: bool = False,
+                from_zero: bool = False) -> Iterator[tuple[int, int]]:
     """The (start, end) of every tumbling or sliding window aligned to 0 that holds time ``t``, latest start first
-    (Spark's TimeWindowing, Flink's and Beam's assigners agree on it)."""
+    (Spark's TimeWindowing, Flink's and Beam's assigners agree on it). ``from_zero``: none starting before 0
+    when the time is ≥ 0, so every event keeps a window (Kafka Streams' TimeWindows.windowsFor starts at max(0, t − size + advance))."""
     placed = t - 1 if end_inclusive else t
     start = (placed // slide) * slide
-    while start > placed - size:
+    while start > placed - size and not (from_zero and start < 0 <= placed):
         yield start, start + size
         start -= slide
 
@@ -155,13 +157,14 @@ def fixed_spans(t: int, size: int, slide: int, end_inclusive: bool = False) -> I
 class FixedWindows:
     """Tumbling and sliding windows aligned to 0; Storm's are (start, end], modelled as [start, end) one µs on."""
 
-    def __init__(self, spec: WindowSpec, end_inclusive: bool, store: WindowStore, lateness: Lateness):
-        self.size, self.slide, self.end_inclusive = spec.size, spec.slide, end_inclusive
+    def __init__(self, spec: WindowSpec, end_inclusive: bool, from_zero: bool, store: WindowStore,
+                 lateness: Lateness):
+        self.size, self.slide, self.end_inclusive, self.from_zero = spec.size, spec.slide, end_inclusive, from_zero
         self.store, self.lateness = store, lateness
 
     def spans(self, t: int):
         """The event's windows, latest start first."""
-        return fixed_spans(t, self.size, self.slide, self.end_inclusive)
+        return fixed_spans(t, self.size, self.slide, self.end_inclusive, self.from_zero)
 
     def admit(self, t: int, key: str, event_id: str, eff: int) -> Admission:
         store, lateness = self.store, self.lateness
@@ -256,4 +259,4 @@ def assigner_for(spec: WindowSpec, time: TimeConfig, store: WindowStore, latenes
     if spec.kind is WindowKind.SESSION:
         return SessionWindows(spec, time.session_close_strict, time.session_lateness_on_merge,
                               time.session_merge_overlap_only, store, lateness)
-    return FixedWindows(spec, time.end_inclusive, store, lateness)
+    return FixedWindows(spec, time.end_inclusive, time.windows_from_zero, store, lateness)

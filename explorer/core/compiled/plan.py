@@ -48,6 +48,7 @@ TO_KERNEL: dict[str, Callable[[Any], dict[str, int]]] = {
     "session_lateness_on_merge": lambda v: {"on_merge": int(v)},
     "session_merge_overlap_only": lambda v: {"overlap_only": int(v)},
     "forget_clock_when_empty": lambda v: {"forget_requested": int(v)},
+    "windows_from_zero": lambda v: {},  # which windows an event is in: fixed_windows, before the kernel
     "late_kept_at_horizon": lambda v: {"kept_at_horizon": int(v)},
     "source_idle_timeout": lambda v: {"source_idle": -1 if v is None else v},
     "watermark_unit": lambda v: {"wm_unit": v},
@@ -122,17 +123,21 @@ class FixedWindows:
 def fixed_windows(stream: Stream, config: RunConfig) -> FixedWindows:
     window, time = config.window, config.time
     processing = time.time_source is TimeSource.PROCESSING
-    cache_key = ("compiled-windows", window.size, window.slide, time.end_inclusive, processing)
+    from_zero = time.windows_from_zero and window.kind is WindowKind.SLIDING
+    cache_key = ("compiled-windows", window.size, window.slide, time.end_inclusive, from_zero, processing)
     return stream.cached(cache_key, lambda: _fixed_windows(event_codes(stream, processing), window.size,
-                                                            window.slide, time.end_inclusive))
+                                                            window.slide, time.end_inclusive, from_zero))
 
 
-def _fixed_windows(codes: EventCodes, size: int, slide: int, end_inclusive: bool) -> FixedWindows:
+def _fixed_windows(codes: EventCodes, size: int, slide: int, end_inclusive: bool, from_zero: bool) -> FixedWindows:
+    """Every event's windows (as ``windows.fixed_spans`` lists them), on whole columns."""
     placed = codes.t - 1 if end_inclusive else codes.t  # (start, end] as [start, end) one µs on
     per_event = -(-size // slide)
     last = (placed // slide) * slide
     starts = last[:, None] - np.arange(per_event, dtype=np.int64)[None, :] * slide
     valid = starts > (placed - size)[:, None]
+    if from_zero:
+        valid &= (starts >= 0) | (placed < 0)[:, None]
     slot = starts[valid] // slide
     keys = np.broadcast_to(codes.key[:, None], starts.shape)[valid]
     low = int(slot.min())

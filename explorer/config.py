@@ -548,7 +548,8 @@ PRESETS: dict[str, Preset] = {
         "Stream time is the max record timestamp a task has seen, one per input partition and shared by all its keys; "
         "it moves only when records arrive. A record is dropped for a window whose end ≤ stream time − grace (the "
         "delay here). By default every record a window takes forwards the window's new count at once, a revision "
-        "(emit on-update, as with caching off), and closing emits nothing; with emit on-close "
+        "(emit on-update, as with caching off), and closing emits nothing (a record that grows or merges sessions first "
+        "forwards a tombstone for each session it replaced); with emit on-close "
         "(emitStrategy(onWindowClose), suppress(untilWindowCloses)) a window is emitted once, when stream time − "
         "grace reaches its end. A session [first, last] takes a record within the gap (inclusive), is judged after "
         "the merge, and closes once stream time − grace is past last + gap. Hopping windows start at 0 or later.",

@@ -318,6 +318,27 @@ def test_kafka_streams_forwards_every_update_and_nothing_at_close(engine):
 
 
 @pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_kafka_streams_tombstones_every_session_a_record_replaces(engine):
+    """KStreamSessionWindowAggregate, emitting on every update: a record that joins sessions first forwards a
+    null for each session it replaces (here both of k's, which it merges), then the merged session. A record
+    inside an unchanged span [t, t] replaces nothing; sessions of other keys are untouched. Metrics count the
+    sessions' first updates and their revisions (the merge is one: a revision of the sessions it joined), not the
+    tombstones."""
+    frame = pd.DataFrame({"id": ["a", "b", "j", "c", "d"], "key": ["k", "k", "j", "k", "j"],
+                          "event_time": [0.0, 20.0, 5.0, 10.0, 5.0]})
+    config = replace(preset("kafka-streams", delay=60 * S), window=WindowSpec.parse("session:10"))
+    result = run(stream_from_frame(frame, name="merges"), config, engine=engine)
+    rows = [(w.key, w.start / S, round(w.end / S), w.count, w.ids, w.emit_batch, w.reason)
+            for w in result.windows.itertuples()]
+    assert rows == [("k", 0, 10, 1, ("a",), 1, "UPDATE"), ("k", 20, 30, 1, ("b",), 2, "UPDATE"),
+                    ("j", 5, 15, 1, ("j",), 3, "UPDATE"),
+                    ("k", 0, 10, 0, (), 4, "TOMBSTONE"), ("k", 20, 30, 0, (), 4, "TOMBSTONE"),
+                    ("k", 0, 30, 3, ("c",), 4, "UPDATE"),
+                    ("j", 5, 15, 2, ("d",), 5, "UPDATE")]  # j@[5, 5] again: the same span, no tombstone
+    assert result.metrics.windows_emitted == 3 and result.metrics.updates == 2
+
+
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
 def test_beam_sessions_that_only_touch_stay_two(engine):
     """Measured on Beam 2.77's DirectRunner (dev/check_beam.py --probe): gap 10 s, a@10, b@20, watermark past
     both: Beam fires [10, 20) {a} and [20, 30) {b}, as Sessions.mergeWindows joins overlapping windows only.

@@ -5,12 +5,14 @@ from __future__ import annotations
 import html
 
 import numpy as np
+import pandas as pd
 
 from dataclasses import replace
 
 from explorer import generate
 from explorer.config import apply_delay, preset
 from explorer.core import run
+from explorer.streams import stream_from_frame
 from explorer.export import export
 from explorer.ui import Explorer
 from explorer.ui.app import PREVIEW_LINE
@@ -186,6 +188,20 @@ def test_a_window_still_open_at_the_end_is_never_called_emitted_and_has_no_laten
         assert "never closed" in text and "emitted after" not in text and "latency" not in text.replace(
             "no emit latency", "")
         assert "-" not in text.split("</b>", 1)[1].replace("e-", "")  # no negative number anywhere
+
+
+def test_a_tombstone_says_its_session_was_replaced_and_carries_no_result():
+    """Kafka Streams on-update sessions forward a null for each session a record replaces; the inspector must
+    not read it as an update of its events, and the figure gives it its own legend entry."""
+    from explorer.config import WindowSpec
+    from explorer.ui import explain_window
+    from explorer.ui.figures import REASON_LABELS
+    frame = pd.DataFrame({"id": ["a", "b"], "key": ["k", "k"], "event_time": [0.0, 5.0]})
+    result = run(stream_from_frame(frame), replace(preset("kafka-streams", delay=0), window=WindowSpec.parse("session:10")))
+    row = int(np.flatnonzero(result.windows["reason"] == "TOMBSTONE")[0])
+    text = explain_window(result, row)
+    assert "tombstone" in text and "0 event(s)" in text and "joined it" not in text
+    assert "TOMBSTONE" in REASON_LABELS
 
 
 def test_each_window_of_an_event_gets_its_verdict_by_the_watermark_it_met():

@@ -34,7 +34,7 @@ from explorer.core.records import Assignment, BatchRows, Emission, EventDecision
 from explorer.core.result import Reason
 from explorer.core.watermarks import (GLOBAL, NONE, CommitSchedule, EventClock, ProcessingClock, advances,
                                       effective_watermark, generator_for, merge_for)
-from explorer.core.windows import Admission, Lateness, Window, WindowStore, assigner_for
+from explorer.core.windows import Admission, Lateness, Replaced, Window, WindowStore, assigner_for
 
 
 def separable_by_key(config: RunConfig) -> bool:
@@ -119,6 +119,13 @@ class Engine:
         return Emission(w.key, w.start, w.end, len(w.ids), ids, self.batch_no, at, _known(group_raw),
                         _known(self.effective(group_raw)), reason.value, w.revision,
                         max_seen - w.end if max_seen != NONE else None, at - w.end)
+
+    def _tombstone(self, old: Replaced, at: int, group_raw: int) -> Emission:
+        """Kafka Streams' null for a session a record replaced: its old span, no result."""
+        max_seen = self.max_seen.get(self.group_of(old.key), NONE)
+        return Emission(old.key, old.start, old.end, 0, (), self.batch_no, at, _known(group_raw),
+                        _known(self.effective(group_raw)), Reason.TOMBSTONE.value, old.revision,
+                        max_seen - old.end if max_seen != NONE else None, at - old.end)
 
     def fire(self, w: Window, reason: Reason, at: int, group_raw: int) -> None:
         w.fired = True
@@ -248,6 +255,8 @@ class Engine:
             admission = self.assigner.admit(t, key, batch.ids[j], eff)
             self.generator.on_admitted(source, t, eff)
             if self.on_update:
+                for old in admission.replaced:
+                    self.out.emissions.append(self._tombstone(old, commit, raw))
                 for w, _ in admission.admitted:
                     self.emit(w, Reason.UPDATE, commit, raw)
             self.out.events.append(EventDecision(row, self.lateness.status(admission), _known(raw)))

@@ -30,6 +30,9 @@ class Status(str, Enum):
 
 class Reason(str, Enum):
     UPDATE = "UPDATE"  # emit on-update: a record the window took, forwarded with the window's new count at once
+    # emit on-update, sessions: a session a record replaced (grew or merged away), forwarded with no result
+    # (count 0, no events) for its old span, as Kafka Streams forwards a tombstone (null) before the new session
+    TOMBSTONE = "TOMBSTONE"
     WATERMARK = "WATERMARK"
     IDLE_TIMEOUT = "IDLE_TIMEOUT"
     LATE_UPDATE = "LATE_UPDATE"
@@ -44,7 +47,7 @@ WINDOW_COLUMNS = ["key", "start", "end", "count", "ids", "emit_batch", "emit_tim
 WATERMARK_COLUMNS = ["batch", "time", "scope", "watermark", "effective", "at"]
 
 
-REASON_ORDER = {"UPDATE": -1, "LATE_UPDATE": 0, "WATERMARK": 1, "IDLE_TIMEOUT": 2, "END_OF_STREAM": 3}
+REASON_ORDER = {"TOMBSTONE": -2, "UPDATE": -1, "LATE_UPDATE": 0, "WATERMARK": 1, "IDLE_TIMEOUT": 2, "END_OF_STREAM": 3}
 
 
 def canonical_order(windows: pd.DataFrame) -> pd.DataFrame:

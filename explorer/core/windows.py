@@ -133,13 +133,24 @@ class WindowStore:
         return [w for slots in self.by_key.values() for w in slots.values() if not w.fired]
 
 
+@dataclass(frozen=True)
+class Replaced:
+    """A session as it was before an event grew it or merged it away (what a tombstone names)."""
+
+    key: str
+    start: int
+    end: int
+    revision: int
+
+
 @dataclass
 class Admission:
-    """What admitting one event decided: the (window, late for it) pairs that took it, and the (start, end)
-    spans that refused it."""
+    """What admitting one event decided: the (window, late for it) pairs that took it, the (start, end)
+    spans that refused it, and the sessions it replaced (a session's span changed, or it was merged away)."""
 
     admitted: list[tuple[Window, bool]]
     refused: list[tuple[int, int]]
+    replaced: list[Replaced] = field(default_factory=list)
 
 
 def fixed_spans(t: int, size: int, slide: int, end_inclusive: bool = False,
@@ -218,6 +229,8 @@ class SessionWindows:
         late = closed if lateness.window_rule else t < eff
         if late and not lateness.admits_late(judged_end, eff):
             return Admission([], [(t, proto_end)])
+        unchanged = len(touching) == 1 and (touching[0].start, touching[0].end) == (t, proto_end)
+        replaced = [] if unchanged else [Replaced(key, w.start, w.end, w.revision) for w in touching]
         if not touching:
             target = store.open(key, t, proto_end, store.next_seq())
         elif len(touching) == 1:
@@ -239,7 +252,7 @@ class SessionWindows:
             store.push_fire(target)
         elif grew:
             store.push_fire(target)
-        return Admission([(target, late)], [])
+        return Admission([(target, late)], [], replaced)
 
     def _merge(self, touching: list[Window]) -> Window:
         """The session holding most events (ties: the one opened first) absorbs the others."""

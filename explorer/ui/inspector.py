@@ -64,6 +64,10 @@ def explain_window(result: Result, row: int) -> str:
     elif w.reason is Reason.IDLE_TIMEOUT:
         lines.append(f"its key was silent for {human_duration(t.idle_timeout)} on the {t.idle_clock.value} clock "
                      f"while the effective watermark was only {at(w.effective_watermark)}")
+    elif w.reason is Reason.TOMBSTONE:
+        lines.append("an event grew this session or merged it with another, so the session under this span is "
+                     "gone: the engine forwarded a null for it (Kafka Streams' tombstone), then the new session's "
+                     "result")
     elif w.reason is Reason.UPDATE:
         lines.append(f"{html.escape(w.ids[0])} joined it and the engine forwarded its new result at once (emit "
                      "on-update): this revision replaces the earlier one, and nothing says it is the last")

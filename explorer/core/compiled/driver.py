@@ -15,7 +15,8 @@ from explorer.core.compiled.layout import (KIND_COMMIT, KIND_NO_DATA, NONE, NO_S
                                            STATUS_LATE_UPDATED, STATUS_ON_TIME, STATUS_REFUSED)
 from explorer.core.compiled.watermarks import (advance, batch_candidate, effective, fast_forward, group_raw,
                                                mark_idle_partitions, observe_element, observe_partition)
-from explorer.core.compiled.windows import admit_fixed, admit_session, group_of_window
+from explorer.core.compiled.rows import group_of_window
+from explorer.core.compiled.windows import admit_fixed, admit_session
 
 
 @njit(cache=True, nogil=True)
@@ -71,7 +72,7 @@ def _step(st, b):
         raw = group_raw(st, g)
         eff = effective(raw, st.delay)
         if st.session:
-            late, refused = admit_session(st, i, k, t, eff)
+            late, refused = admit_session(st, i, k, t, eff, m[st.commit + b], raw)
             taken = not refused
         else:
             late, refused, taken = admit_fixed(st, i, t, eff)

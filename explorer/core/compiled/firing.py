@@ -1,7 +1,6 @@
 """When windows fire, compiled: by watermark, by idle timeout (idleness per key, on either clock), by the
 event clock's passing time between batches, and when the input runs out. Also the pipeline heartbeat,
-the purge of windows past their allowed lateness, and the records every decision leaves (emissions and
-the watermark trace).
+and the purge of windows past their allowed lateness; each decision leaves its record (``rows``).
 
 Heaps hold (end, window) entries lazily: an entry counts only while its window is alive, unfired and still
 ends there, exactly as in the reference engine.
@@ -10,23 +9,11 @@ ends there, exactly as in the reference engine.
 from numba import njit
 
 from explorer.core.compiled import heaps
-from explorer.core.compiled.layout import (EM_AT, EM_BATCH, EM_COUNT, EM_END, EM_FIELDS, EM_HEAD, EM_KEY,
-                                           EM_MAX_SEEN, EM_RAW, EM_REASON, EM_REVISION, EM_ROW, EM_START,
-                                           KIND_HEARTBEAT, NONE, REASON_IDLE_TIMEOUT, REASON_UPDATE, REASON_WATERMARK, SC_BATCH,
-                                           SC_CLOCK, SC_DUE_SIZE, SC_EMISSIONS, SC_IDLE_SIZE, SC_NOW, SC_TRACE,
-                                           TR_AT, TR_BATCH, TR_FIELDS, TR_KIND, TR_RAW, TR_SOURCE,
-                                           TRACE_ALL_SOURCES)
+from explorer.core.compiled.layout import (KIND_HEARTBEAT, NONE, REASON_IDLE_TIMEOUT, REASON_UPDATE, REASON_WATERMARK,
+                                           SC_CLOCK, SC_DUE_SIZE, SC_IDLE_SIZE, SC_NOW, TRACE_ALL_SOURCES)
 from explorer.core.compiled.watermarks import effective, group_raw, source_raw
-from explorer.core.compiled.windows import group_of_window, push_purge, remove, schedule_due, within_horizon
-
-
-@njit(cache=True, inline="always")
-def _next_row(st, count_slot, capacity):
-    """(whether it fits, index) of the next record. Records past the table's end are counted, not written:
-    the caller runs again with tables of the counted size (``plan.run_kernel``)."""
-    n = st.m[count_slot]
-    st.m[count_slot] = n + 1
-    return n < capacity, n
+from explorer.core.compiled.rows import group_of_window, write_emission, write_trace
+from explorer.core.compiled.windows import push_purge, remove, schedule_due, within_horizon
 
 
 @njit(cache=True)
@@ -36,22 +23,7 @@ def emit(st, w, reason, at, raw, record=-1):
     if st.on_update and reason != REASON_UPDATE:
         return
     m[st.win_revision + w] += 1
-    fits, n = _next_row(st, SC_EMISSIONS, st.emissions_capacity)
-    if not fits:
-        return
-    row = st.emissions + n * EM_FIELDS
-    m[row + EM_KEY] = m[st.win_key + w]
-    m[row + EM_START] = m[st.win_start + w]
-    m[row + EM_END] = m[st.win_end + w]
-    m[row + EM_COUNT] = m[st.win_count + w]
-    m[row + EM_HEAD] = m[st.win_head + w]
-    m[row + EM_BATCH] = m[SC_BATCH]
-    m[row + EM_AT] = at
-    m[row + EM_RAW] = raw
-    m[row + EM_REASON] = reason
-    m[row + EM_REVISION] = m[st.win_revision + w]
-    m[row + EM_MAX_SEEN] = m[st.grp_max_seen + group_of_window(st, w)]
-    m[row + EM_ROW] = record
+    write_emission(st, w, reason, at, raw, record, m[st.win_count + w])
 
 
 @njit(cache=True)
@@ -267,19 +239,6 @@ def reschedule_due(st, g):
 
 
 @njit(cache=True, inline="always")
-def _trace_row(st, source, at, raw, kind):
-    fits, n = _next_row(st, SC_TRACE, st.trace_capacity)
-    if fits:
-        m = st.m
-        row = st.trace + n * TR_FIELDS
-        m[row + TR_BATCH] = m[SC_BATCH]
-        m[row + TR_AT] = at
-        m[row + TR_SOURCE] = source
-        m[row + TR_RAW] = raw
-        m[row + TR_KIND] = kind
-
-
-@njit(cache=True, inline="always")
 def record_trace(st, n_sources, at, kind):
     """One trace row per source listed at ``src_trace`` (sorted here, in place), then the merged row."""
     m = st.m
@@ -289,6 +248,6 @@ def record_trace(st, n_sources, at, kind):
     for i in range(n_sources):
         s = listed[i]
         raw = m[SC_CLOCK] if st.processing else source_raw(st, s)
-        _trace_row(st, s, at, raw, kind)
+        write_trace(st, s, at, raw, kind)
     if st.merged:
-        _trace_row(st, TRACE_ALL_SOURCES, at, group_raw(st, 0), kind)
+        write_trace(st, TRACE_ALL_SOURCES, at, group_raw(st, 0), kind)

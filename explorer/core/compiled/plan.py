@@ -290,8 +290,8 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
                             lambda: len(pd.unique(batches.number * len(source_names) + source)))
     trace = trace if trace is not None else (touched + (n_batches if settings["merged"] else 0)
                                              + len(source_names) + 256)
-    if emissions is None:  # on-update: an emission per (event, window) taken
-        emissions = (n * per_event if settings["on_update"] else
+    if emissions is None:  # on-update: an emission per (event, window) taken; a session's tombstones, ≤ 2 per event
+        emissions = (n * per_event + (2 * n if settings["session"] else 0) if settings["on_update"] else
                      (n // 8 if settings["session"] else n_windows) + n // 16) + 256
     total_fire = int(fire_bound.sum())
     merged = bool(settings["merged"])

@@ -15,7 +15,8 @@ from explorer.core.summary import summarize
 from explorer.streams import Stream, batches_for
 
 REASONS = np.array([Reason.WATERMARK.value, Reason.IDLE_TIMEOUT.value, Reason.LATE_UPDATE.value,
-                    Reason.END_OF_STREAM.value, Reason.UPDATE.value], dtype=object)  # by layout.REASON_*
+                    Reason.END_OF_STREAM.value, Reason.UPDATE.value, Reason.TOMBSTONE.value],
+                   dtype=object)  # by layout.REASON_*
 REASON_RANK = np.array([REASON_ORDER[reason] for reason in REASONS])
 TRACE_KINDS = np.array(["commit", "heartbeat", "no-data batch"], dtype=object)
 

@@ -11,12 +11,8 @@ another in O(1); an emission records (head, count), the prefix the window held t
 from numba import njit
 
 from explorer.core.compiled import heaps
-from explorer.core.compiled.layout import NONE, SC_ALIVE, SC_DIRTY, SC_DUE_SIZE, SC_NODES, SC_WINDOWS
-
-
-@njit(cache=True, inline="always")
-def group_of_window(st, w):
-    return st.m[st.key_group + st.m[st.win_key + w]]
+from explorer.core.compiled.layout import NONE, REASON_TOMBSTONE, SC_ALIVE, SC_DIRTY, SC_DUE_SIZE, SC_NODES, SC_WINDOWS
+from explorer.core.compiled.rows import group_of_window, write_emission
 
 
 @njit(cache=True)
@@ -173,10 +169,11 @@ def admit_fixed(st, row, t, eff):
 
 
 @njit(cache=True)
-def admit_session(st, row, k, t, eff):
+def admit_session(st, row, k, t, eff, at, raw):
     """An event opens [t, t + gap) and merges with every session of its key it overlaps or touches (Beam: only
     overlaps), in the order the sessions were opened; the one holding most events absorbs the others. Touching
-    an emitted session counts as landing in a closed window. Returns (late, refused)."""
+    an emitted session counts as landing in a closed window. Emitting on-update, each session it replaces
+    (grows or merges away) is first forwarded as a tombstone at ``at``. Returns (late, refused)."""
     m = st.m
     proto_end = t + st.gap + (1 if st.strict else 0)
     n_touching = 0
@@ -203,6 +200,12 @@ def admit_session(st, row, k, t, eff):
     m[st.ev_session_end + row] = proto_end
     if late and not admits_late(st, judged_end, eff):
         return True, True
+    if st.on_update:
+        first = m[st.touching]
+        unchanged = n_touching == 1 and m[st.win_start + first] == t and m[st.win_end + first] == proto_end
+        for i in range(0 if unchanged else n_touching):
+            w = m[st.touching + i]
+            write_emission(st, w, REASON_TOMBSTONE, at, raw, row, 0)
     if n_touching == 0:
         target = m[SC_WINDOWS]
         m[SC_WINDOWS] = target + 1

@@ -42,6 +42,8 @@ FAMILIES: dict[str, RunConfig] = {
     "spark preset (backlog)": preset("spark", delay=5 * S),
     "bytewax preset (event clock)": preset("bytewax", delay=5 * S),
     "flink + partition idleness 5 s": preset("flink", delay=5 * S, source_idle_timeout=5 * S),
+    "flink, allowed lateness 30 s (a firing per late element)": preset("flink", delay=5 * S,
+                                                                      allowed_lateness=30 * S),
     "kafka-streams preset (stream time per partition, emit on-update)": preset("kafka-streams", delay=5 * S),
     "kafka-streams, emit on-close": preset("kafka-streams", delay=5 * S, emit=Emit.ON_CLOSE),
     "beam, allowed lateness 30 s, discarding panes": preset("beam", delay=5 * S, allowed_lateness=30 * S,

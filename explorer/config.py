@@ -217,6 +217,10 @@ class TimeConfig:
     # maxTimestamp + allowedLateness < watermark): at exactly end + allowed lateness it is still kept. Others drop
     # it there (Flink: maxTimestamp + allowedLateness <= watermark).
     late_kept_at_horizon: bool = False
+    # Flink's EventTimeTrigger fires on the element: a window that takes an element once the watermark has passed
+    # its end fires there and then, once per element, even when several arrive between two watermarks. Others
+    # (Beam, per bundle; VoltSP, per batch) re-emit a window once when the batch that touched it commits.
+    late_fires_per_element: bool = False
     # Flink's withIdleness: a partition silent this long (processing time) leaves the min/max merge until it
     # sends again; the merged watermark never goes back (scope partition-min/max only).
     source_idle_timeout: int | None = None
@@ -377,6 +381,9 @@ TIME_FIELDS: tuple[TimeField, ...] = (
     TimeField("late_kept_at_horizon", "late_kept_at_horizon", "a closed window still takes late events while the "
               "effective watermark is exactly at end + allowed lateness (even 0), and drops them once it is past, "
               "as Beam's", bool, "lateKeptAtHorizon"),
+    TimeField("late_fires_per_element", "late_fires_per_element", "a window that takes an element after the "
+              "watermark passed its end fires at once, once per element, not once when its batch commits, as "
+              "Flink's EventTimeTrigger", bool, "lateFiresPerElement"),
     TimeField("source_idle_timeout", "source_idle_timeout", "Flink's withIdleness: a partition this silent leaves "
               "the partition-min/max merge (off: never)", yaml="sourceIdleTimeout", control="source_idle",
               optional=True, positive=True),
@@ -508,9 +515,11 @@ PRESETS: dict[str, Preset] = {
         "a side output only when every window it belongs to refused it (a sliding window that refuses it while "
         "another keeps it drops it silently); allowed lateness re-fires the window with its full contents. A "
         "session's lateness is judged after the merge, and an emitted session an element extends past the "
-        "watermark fires again when the watermark reaches its new end.",
+        "watermark fires again when the watermark reaches its new end. A window that takes an element once the "
+        "watermark has passed its end fires at once, for each such element (EventTimeTrigger.onElement).",
         TimeConfig(strategy=Strategy.MAX, scope=Scope.PARTITION_MIN, late_policy=LatePolicy.SIDE_OUTPUT,
-                   refused_when=RefusedWhen.EVERY_WINDOW, session_lateness_on_merge=True),
+                   refused_when=RefusedWhen.EVERY_WINDOW, session_lateness_on_merge=True,
+                   late_fires_per_element=True),
         delay_field="delay",
         batches=BatchSpec(BatchKind.INTERVAL, interval=200 * SECOND // 1000),
         allowed_lateness=True,

@@ -110,6 +110,10 @@ def _unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]
         notes.append(f"{target} also creates the sliding windows that start before 0; here an event at t ≥ 0 is in "
                      f"none of them" if t.windows_from_zero else
                      f"{target} creates no window that starts before 0; here events near 0 are in those too")
+    if "allowed" in handled and t.allowed_lateness and t.late_fires_per_element != ("per_element" in handled):
+        notes.append(f"{target} re-fires a window once for the late elements of a bundle or batch; here each late "
+                     f"element fires it" if t.late_fires_per_element else
+                     f"{target} fires a window the watermark has passed for each late element; here once per batch")
     if t.source_idle_timeout is not None and target not in ("Flink", "PyFlink"):
         notes.append(f"a partition idle for {format_duration(t.source_idle_timeout)} leaving the watermark merge "
                      f"(Flink's withIdleness) has no equivalent in {target}")
@@ -199,7 +203,7 @@ def flink_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
     if t.late_policy is LatePolicy.SIDE_OUTPUT:
         lines.append("    .sideOutputLateData(late)")
     lines.append("    .aggregate(new CountAggregate());")
-    notes = _unsupported(config, "Flink", {"allowed", "side_output"})
+    notes = _unsupported(config, "Flink", {"allowed", "side_output", "per_element"})
     return _comment("//", notes) + "\n".join(lines) + "\n"
 
 
@@ -229,7 +233,7 @@ def pyflink(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
         chain.append(".side_output_late_data(late)")
     chain.append(".reduce(lambda a, b: a + b)")
     lines.append("counts = (" + "\n          ".join(chain) + ")")
-    notes = _unsupported(config, "PyFlink", {"allowed", "side_output"})
+    notes = _unsupported(config, "PyFlink", {"allowed", "side_output", "per_element"})
     return _comment("#", notes) + "\n".join(lines) + "\n"
 
 

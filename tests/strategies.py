@@ -115,6 +115,7 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bo
         forget_clock_when_empty=draw(st.booleans()),
         windows_from_zero=window.kind is WindowKind.SLIDING and draw(st.booleans()),
         late_kept_at_horizon=draw(st.booleans()),
+        late_fires_per_element=draw(st.booleans()),
         source_idle_timeout=None if fast_only else draw(st.one_of(st.none(), st.integers(1, 20).map(lambda x: x * S))),
         watermark_unit=draw(st.sampled_from([1, 1, 1_000, S])),  # µs (exact), Spark's ms, whole seconds
         emit=draw(st.sampled_from([Emit.ON_CLOSE, Emit.ON_CLOSE, Emit.ON_UPDATE])),

@@ -183,3 +183,13 @@ def test_the_beam_snippets_say_the_panes_and_the_allowed_lateness():
     accumulating = export(replace(config, time=replace(config.time, panes=Panes.ACCUMULATING)), "beam-java")
     assert ".accumulatingFiredPanes()" in accumulating
     assert "NOTE: discarding panes" in export(replace(preset("flink", panes=Panes.DISCARDING)), "flink-java")
+
+
+def test_an_export_says_when_its_engine_fires_late_windows_otherwise():
+    """Flink fires a passed window per late element; Beam once per bundle: each side's snippet says so."""
+    flink = preset("flink", delay=2 * S, allowed_lateness=30 * S)
+    beam = preset("beam", delay=2 * S, allowed_lateness=30 * S)
+    assert "NOTE" not in export(flink, "flink-java") + export(flink, "pyflink") + export(beam, "beam-java")
+    assert "NOTE: Beam re-fires a window once for the late elements of a bundle" in export(flink, "beam-java")
+    assert "NOTE: Flink fires a window the watermark has passed for each late element" in export(beam, "flink-java")
+    assert "late elements of a bundle" not in export(preset("flink", delay=2 * S), "beam-java")  # nothing re-fires

@@ -214,6 +214,26 @@ def test_beam_keeps_a_late_element_while_the_watermark_is_exactly_at_end_plus_la
     assert late_pane(10, "flink") == [["a"]]
 
 
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+def test_flink_fires_a_passed_window_for_each_late_element_where_beam_fires_once_a_bundle(engine):
+    """Flink's EventTimeTrigger.onElement fires a window the watermark has passed as each element lands in it, so two
+    late elements between the same two periodic watermarks (here 200 ms apart) make two firings, each at its
+    element's arrival with the window so far; Beam fires one late pane for the bundle they came in."""
+    frame = pd.DataFrame({"id": ["a", "x", "b", "c"], "event_time": [1, 12, 3, 4],
+                          "arrival_time": [1.0, 12.0, 13.05, 13.1]})
+
+    def firings(preset_name: str, batches: BatchSpec) -> list:
+        config = replace(make_config({"preset": preset_name, "window": "tumbling:10", "allowed_lateness": "5s",
+                                      "delay": "0s"}), batches=batches)
+        result = run(stream_from_frame(frame), config, engine=engine)
+        return [(w.reason, w.emit_time / S, tuple(w.ids)) for w in result.windows.itertuples() if w.start == 0]
+
+    assert firings("flink", BatchSpec(BatchKind.INTERVAL, interval=200_000)) == [
+        ("WATERMARK", 12.2, ("a",)), ("LATE_UPDATE", 13.05, ("a", "b")), ("LATE_UPDATE", 13.1, ("a", "b", "c"))]
+    assert firings("beam", BatchSpec(BatchKind.INTERVAL, interval=200_000)) == [
+        ("WATERMARK", 12.2, ("a",)), ("LATE_UPDATE", 13.2, ("a", "b", "c"))]
+
+
 def test_flink_with_idleness_lets_a_silent_partition_leave_the_min():
     """Partition P keeps sending; Q sends once at 1 s and falls silent. Without withIdleness the operator's
     watermark is held at Q's 1 s − L and P's windows wait for the end of input; with withIdleness(5 s), Q

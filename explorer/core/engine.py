@@ -74,6 +74,7 @@ class Engine:
         self.forget_when_empty = (time.forget_clock_when_empty and self.per_key
                                   and config.window.kind.value != "session")
         self.on_update = time.emit is Emit.ON_UPDATE
+        self.late_at_once = time.late_fires_per_element
         self.idleness = KeyIdleness(time)
         self.lateness = Lateness(time)
         self.store = WindowStore(time.allowed_lateness, self.lateness.within_horizon, self.group_of)
@@ -259,6 +260,8 @@ class Engine:
                     self.out.emissions.append(self._tombstone(old, commit, raw))
                 for w, _ in admission.admitted:
                     self.emit(w, Reason.UPDATE, commit, raw)
+            if self.late_at_once:
+                self._fire_on_element(admission, arrival, raw, eff)
             self.out.events.append(EventDecision(row, self.lateness.status(admission), _known(raw)))
             self._record_assignments(row, admission)
             dirty.extend(w for w, _ in admission.admitted if w.late_dirty)
@@ -267,6 +270,17 @@ class Engine:
                 self.idleness.touch(key, arrival, t)
         self._commit(commit, batch_min, batch_max, touched_groups, dirty)
         return self.drain()
+
+    def _fire_on_element(self, admission: Admission, at: int, raw: int, eff: int) -> None:
+        """Flink's EventTimeTrigger.onElement: a window the watermark has already passed fires as the element
+        lands in it (an emitted one re-fires, one nobody fired fires for the first time), so two late elements
+        between the same two watermarks make two firings, not one at the commit."""
+        for w, _ in admission.admitted:
+            if w.late_dirty:
+                w.late_dirty = False
+                self.emit(w, Reason.LATE_UPDATE, at, raw)
+            elif not w.fired and w.end <= eff:
+                self.fire(w, Reason.WATERMARK, at, raw)
 
     def _record_assignments(self, row: int, admission: Admission) -> None:
         session = self.config.window.kind.value == "session"

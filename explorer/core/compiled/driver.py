@@ -9,10 +9,11 @@ from numba import njit
 
 from explorer.core.compiled.firing import (check_idle, emit, event_clock_passes, fire, fire_ready, heartbeats, heartbeats_matter,
                                            purge, record_trace, reschedule_due, touch_key)
-from explorer.core.compiled.layout import (KIND_COMMIT, KIND_NO_DATA, NONE, NO_SCRIPTED, REASON_END_OF_STREAM, REASON_LATE_UPDATE, REASON_UPDATE,
-                                           SC_ALIVE, SC_BATCH, SC_CLOCK, SC_DIRTY, SC_GLOBAL_MAX, SC_MAX_OPEN,
-                                           SC_NOW, SC_PENDING, SC_TOUCHED_GROUPS, SC_TOUCHED_SOURCES, SC_WINDOWS,
-                                           STATUS_LATE_UPDATED, STATUS_ON_TIME, STATUS_REFUSED)
+from explorer.core.compiled.layout import (KIND_COMMIT, KIND_NO_DATA, NONE, NO_SCRIPTED, REASON_END_OF_STREAM,
+                                           REASON_LATE_UPDATE, REASON_UPDATE, REASON_WATERMARK, SC_ALIVE, SC_BATCH,
+                                           SC_CLOCK, SC_DIRTY, SC_GLOBAL_MAX, SC_MAX_OPEN, SC_NOW, SC_PENDING,
+                                           SC_TOUCHED_GROUPS, SC_TOUCHED_SOURCES, SC_WINDOWS, STATUS_LATE_UPDATED,
+                                           STATUS_ON_TIME, STATUS_REFUSED)
 from explorer.core.compiled.watermarks import (advance, batch_candidate, effective, fast_forward, group_raw,
                                                mark_idle_partitions, observe_element, observe_partition)
 from explorer.core.compiled.rows import group_of_window
@@ -78,6 +79,8 @@ def _step(st, b):
             late, refused, taken = admit_fixed(st, i, t, eff)
         if st.on_update and taken:
             _emit_updates(st, i, m[st.commit + b], raw)
+        if st.late_at_once and taken:
+            _fire_on_element(st, i, m[st.ev_arrival + i], raw, eff)
         if st.event_clock and fast_forward(st, s, t, eff) and not st.merged:
             reschedule_due(st, s)
         m[st.ev_status + i] = _status(st, late, refused, taken)
@@ -101,6 +104,30 @@ def _emit_updates(st, i, at, raw):
         pair = i * st.per_event + j
         if m[st.pair_admitted + pair] == 1:
             emit(st, m[st.window_of + pair], REASON_UPDATE, at, raw, i)
+
+
+@njit(cache=True)
+def _fire_on_element(st, i, at, raw, eff):
+    """The reference's ``Engine._fire_on_element`` (Flink's EventTimeTrigger.onElement): every window event i
+    joined that the watermark has already passed fires at ``at``, its arrival, not at the commit."""
+    m = st.m
+    if st.session:
+        _fire_if_passed(st, m[st.ev_session + i], at, raw, eff)
+        return
+    for j in range(st.per_event):
+        pair = i * st.per_event + j
+        if m[st.pair_admitted + pair] == 1:
+            _fire_if_passed(st, m[st.window_of + pair], at, raw, eff)
+
+
+@njit(cache=True, inline="always")
+def _fire_if_passed(st, w, at, raw, eff):
+    m = st.m
+    if m[st.win_dirty + w]:  # an emitted window re-fires (listed for the commit too, where it is now clean)
+        m[st.win_dirty + w] = 0
+        emit(st, w, REASON_LATE_UPDATE, at, raw)
+    elif m[st.win_fired + w] == 0 and m[st.win_end + w] <= eff:
+        fire(st, w, REASON_WATERMARK, at, raw)
 
 
 @njit(cache=True)

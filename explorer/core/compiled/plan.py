@@ -50,6 +50,7 @@ TO_KERNEL: dict[str, Callable[[Any], dict[str, int]]] = {
     "forget_clock_when_empty": lambda v: {"forget_requested": int(v)},
     "windows_from_zero": lambda v: {},  # which windows an event is in: fixed_windows, before the kernel
     "late_kept_at_horizon": lambda v: {"kept_at_horizon": int(v)},
+    "late_fires_per_element": lambda v: {"late_at_once": int(v)},
     "source_idle_timeout": lambda v: {"source_idle": -1 if v is None else v},
     "watermark_unit": lambda v: {"wm_unit": v},
     "emit": lambda v: {"on_update": int(v is Emit.ON_UPDATE)},
@@ -206,7 +207,7 @@ TABLES = [
 CONFIG_FIELDS = ["processing", "strategy_min", "per_batch", "bounded", "event_clock", "scripted", "bound", "delay", "allowed",
                  "rule_window", "refuse_every", "idle", "idle_processing", "heartbeat", "per_key", "merged", "pick_min", "backlog",
                  "end_inclusive", "strict", "on_merge", "forget_empty", "kept_at_horizon", "source_idle", "session", "gap",
-                 "wm_unit", "on_update", "overlap_only"]
+                 "wm_unit", "on_update", "overlap_only", "late_at_once"]
 SIZE_FIELDS = ["n_events", "n_batches", "per_event", "n_sources", "n_groups", "n_windows", "emissions_capacity",
                "trace_capacity", "merge_leaves"]
 State = namedtuple("State", ["m"] + CONFIG_FIELDS + SIZE_FIELDS + [name for name, _, _ in TABLES])

@@ -64,15 +64,10 @@ def first_listings(window: np.ndarray, sizes: np.ndarray, event: np.ndarray, own
     return Cut(kept, np.bincount(emission[kept], minlength=len(sizes)))
 
 
-def regroup(listed: np.ndarray, counts: np.ndarray, whole: np.ndarray | None = None) -> np.ndarray:
-    """``listed`` (emission after emission, ``counts[i]`` each) as one tuple per emission, in an object array.
-    Where ``whole`` (the uncut tuples) has as many, it is reused rather than rebuilt."""
+def regroup(listed: np.ndarray, counts: np.ndarray, whole: np.ndarray) -> np.ndarray:
+    """``listed`` (emission after emission, ``counts[i]`` each) as one tuple per emission, in an object array;
+    where ``whole`` (the uncut tuples) has as many, it is reused rather than rebuilt."""
     values = listed.tolist()
-    if whole is None and len(values) == len(counts) and (counts == 1).all():  # emit on-update: one record each
-        return np.fromiter(((value,) for value in values), dtype=object, count=len(counts))
     starts = (np.cumsum(counts) - counts).tolist()
-    if whole is None:
-        return np.fromiter((tuple(values[a:a + n]) for a, n in zip(starts, counts.tolist())), dtype=object,
-                           count=len(counts))
     return np.fromiter((w if len(w) == n else tuple(values[a:a + n])
                         for w, a, n in zip(whole, starts, counts.tolist())), dtype=object, count=len(counts))

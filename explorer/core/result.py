@@ -7,7 +7,7 @@ UI can plot them and tests can compare them; :meth:`Result.to_json` is the CLI's
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any, TextIO
@@ -238,8 +238,8 @@ def differences(a: Result, b: Result) -> list[str]:
 
 def _same(x, y) -> bool:
     """Equal values, or both missing (pd.NA, None and NaN alike)."""
-    x_missing = not isinstance(x, tuple) and pd.isna(x)
-    y_missing = not isinstance(y, tuple) and pd.isna(y)
+    x_missing = not isinstance(x, Sequence) and pd.isna(x)
+    y_missing = not isinstance(y, Sequence) and pd.isna(y)
     if x_missing or y_missing:
         return x_missing and y_missing
     return bool(x == y)

@@ -7,10 +7,12 @@ import pandas as pd
 
 from explorer.config import LatePolicy, RunConfig, WindowKind
 from explorer.core.compiled import layout as L
+from explorer.core.compiled import listings
 from explorer.core.compiled.plan import Prepared
+from explorer.core.event_ids import slices
 from explorer.core.result import (ASSIGNMENT_COLUMNS, EVENT_COLUMNS, REASON_ORDER, WATERMARK_COLUMNS, WINDOW_COLUMNS,
                                   Metrics, Reason, Result, Status, emission_order)
-from explorer.core.panes import discarding, first_listings, regroup, window_codes
+from explorer.core.panes import discarding, window_codes
 from explorer.core.summary import summarize
 from explorer.streams import Stream, batches_for
 
@@ -143,29 +145,18 @@ def emissions(stream: Stream, config: RunConfig, prepared: Prepared, detail: boo
 
 
 def _carry(stream: Stream, config: RunConfig, prepared: Prepared, table: np.ndarray, frame: pd.DataFrame) -> None:
-    """Fill each emission's event ids: a window's events (gathered from its list), or an UPDATE's one record;
-    discarding panes are cut here, on row numbers, before any id text is touched."""
-    from explorer.core.compiled.driver import gather_ids
-
+    """Fill each emission's event ids: slices of one array (``listings``, ``event_ids``), so a window that
+    re-fires a thousand times holds its ids once; discarding panes are cut on row numbers first."""
     update = table[:, L.EM_REASON] == L.REASON_UPDATE
     counts = np.where(update, 0, table[:, L.EM_COUNT])
-    state = prepared.state
-    gathered = gather_ids(state.m, state.node_row, state.node_next, np.ascontiguousarray(table[:, L.EM_HEAD]),
-                          counts)
-    if config.window.kind is WindowKind.SESSION:  # merged sessions list their events in arrival order (Result)
-        gathered = gathered[np.lexsort((gathered, np.repeat(np.arange(len(counts)), counts)))]
-    sizes = np.where(update, 1, counts)
-    starts = np.cumsum(sizes) - sizes
-    rows = np.empty(int(sizes.sum()), np.int64)
-    rows[starts[update]] = table[update, L.EM_ROW]
-    from_lists = np.ones(len(rows), bool)
-    from_lists[starts[update]] = False
-    rows[from_lists] = gathered
+    heads, records = table[:, L.EM_HEAD], table[:, L.EM_ROW]
+    session = config.window.kind is WindowKind.SESSION
     if discarding(config):
-        cut = first_listings(window_codes(frame, config), sizes, rows, update)
-        rows, sizes = rows[cut.kept], cut.counts
-        frame["count"] = np.where(update, frame["count"].to_numpy(), sizes)
-    frame["ids"] = regroup(stream.events["id"].to_numpy(dtype=object)[rows], sizes)
+        listed = listings.discarded(prepared, heads, counts, update, records, window_codes(frame, config), session)
+        frame["count"] = np.where(update, frame["count"].to_numpy(), listed.count)
+    else:
+        listed = listings.accumulated(prepared, heads, counts, update, records, session)
+    frame["ids"] = slices(stream.events["id"].to_numpy(dtype=object)[listed.pool], listed.start, listed.count)
 
 
 def trace_table(config: RunConfig, prepared: Prepared) -> pd.DataFrame:

@@ -1,0 +1,63 @@
+"""The ids one emission carries, as a slice of an array that all the run's emissions share.
+
+Why not a tuple per emission: with allowed lateness each late element re-fires its window with the whole window
+(Flink's EventTimeTrigger, Beam's accumulating panes), so n late elements into one window list n²/2 ids. A device
+that flushes 20,000 buffered events into an hour it missed made 2·10⁸ ids, 9 GB as tuples; 50,000 would not fit
+here at all. A window's emissions list prefixes of one list, so the compiled tables keep each listing once and
+hand every emission a view of it: memory linear in events, whatever the re-firings.
+
+It behaves as the tuple it stands for: equal to that tuple (and hashes as it), ``len``, iteration, indexing, and
+slicing (which gives a tuple). The reference engine and the other runners still give tuples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+
+class EventIds(Sequence):
+    __slots__ = ("_pool", "_start", "_stop")
+
+    def __init__(self, pool: np.ndarray, start: int = 0, stop: int | None = None):
+        self._pool = pool  # a 1-d object array of ids, shared with the run's other emissions
+        self._start, self._stop = start, len(pool) if stop is None else stop
+
+    def _ids(self) -> np.ndarray:
+        return self._pool[self._start:self._stop]
+
+    def __len__(self) -> int:
+        return self._stop - self._start
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return tuple(self._ids()[index].tolist())
+        return self._ids()[index]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._ids().tolist())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, EventIds):
+            return len(self) == len(other) and bool((self._ids() == other._ids()).all())
+        if isinstance(other, tuple):
+            return tuple(self) == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled on its own (a sweep's worker sends Results back), it takes just its ids, not the shared array."""
+        return EventIds, (np.array(self._ids(), dtype=object),)
+
+
+def slices(pool: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """One EventIds per emission: ``pool[starts[i]:starts[i] + counts[i]]``, in an object array."""
+    return np.fromiter((EventIds(pool, a, a + n) for a, n in zip(starts.tolist(), counts.tolist())), dtype=object,
+                       count=len(counts))

@@ -22,6 +22,7 @@ from explorer.config import (PRESETS, TIME_FIELDS, BatchSpec, RunConfig, Strateg
                              load_yaml_config, preset)
 from explorer.compare import compare, side_config
 from explorer.core import Result, run
+from explorer.core.result import Reason
 from explorer.export import TARGETS as EXPORT_TARGETS
 from explorer.export import ExportSource, export
 from explorer.errors import InputError
@@ -239,7 +240,9 @@ def _print_run_table(result: Result, stream: Stream) -> None:
     if m.partly_dropped:
         print(f"  partly dropped {m.partly_dropped}: a window refused them while another kept them; they are in no "
               "side output")
-    print(f"  completeness {m.completeness:.2%}, windows emitted {m.windows_emitted}, updates {m.updates}, "
+    tombstones = int((result.windows["reason"] == Reason.TOMBSTONE.value).sum())
+    print(f"  completeness {m.completeness:.2%}, windows emitted {m.windows_emitted}, updates {m.updates}"
+          f"{f', tombstones {tombstones} (sessions a record replaced)' if tombstones else ''}, "
           f"still open at end {m.end_of_stream}, most windows open {m.max_open_windows}")
     if m.latency_event.mean is not None:
         lat = {name: human_duration(getattr(m.latency_event, name) * MICROS["s"]) for name in ("mean", "p50", "p95", "max")}

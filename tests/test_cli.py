@@ -46,6 +46,17 @@ def test_allowed_lateness_reemits_a_revision(capsys):
     assert out["metrics"]["late_updated"] == 1 and out["metrics"]["updates"] == 1
 
 
+def test_the_summary_counts_kafka_streams_tombstones(tmp_path, capsys):
+    """Gap 10 s, grace 20 s: a@0 and b@20 are two sessions; c@10 merges them, forwarding a tombstone for each
+    first."""
+    (tmp_path / "s.csv").write_text("id,key,event_time\na,k,0\nb,k,20\nc,k,10\n")
+    assert main(["run", str(tmp_path / "s.csv"), "--preset", "kafka-streams", "--window", "session:10",
+                 "--delay", "20s"]) == 0
+    assert "updates 1, tombstones 2 (sessions a record replaced)," in capsys.readouterr().out
+    assert main(["run", str(tmp_path / "s.csv"), "--preset", "spark", "--window", "session:10"]) == 0
+    assert "tombstones" not in capsys.readouterr().out
+
+
 def test_yaml_config_in_voltsp_words(tmp_path, capsys):
     (tmp_path / "pipeline.yaml").write_text("""
 emitter:

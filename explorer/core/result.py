@@ -129,7 +129,8 @@ class Result:
     """``events``: one row per event in arrival order. ``assignments``: one row per (event, window) pair —
     ``event`` is the event's row, ``late`` whether it was late for that window, ``admitted`` whether the
     window took it (sessions: the session it ended up in). ``windows``: one row per emission: ``count`` events
-    in the window's result, ``ids`` the events the emission carries, in arrival order: all of them, or with
+    in the window's result, ``ids`` the events the emission carries (a tuple, or from the compiled engine an
+    ``EventIds`` equal to it that shares its window's array), in arrival order: all of them, or with
     discarding panes those since the window's previous emission; an UPDATE (emit on-update) carries the one
     record whose update it forwards, and ``count`` the window's count after it.
     ``watermarks``: the trace per batch (and heartbeat) and scope."""

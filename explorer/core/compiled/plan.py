@@ -294,6 +294,8 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
     if emissions is None:  # on-update: an emission per (event, window) taken; a session's tombstones, ≤ 2 per event
         emissions = (n * per_event + (2 * n if settings["session"] else 0) if settings["on_update"] else
                      (n // 8 if settings["session"] else n_windows) + n // 16) + 256
+        if settings["late_at_once"] and settings["allowed"] > 0:  # Flink: a re-firing per late element
+            emissions += n // 4
     total_fire = int(fire_bound.sum())
     merged = bool(settings["merged"])
     merge_leaves = 1 << max(len(source_names) - 1, 0).bit_length() if merged else 0

@@ -50,6 +50,12 @@ def _read_heads(prepared: Prepared, heads: np.ndarray, counts: np.ndarray) -> _H
     return _HeadLists(rows, np.cumsum(longest) - longest, longest, head_of)
 
 
+def _concatenated(source: np.ndarray, begin: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """``source[begin[i]:begin[i] + length[i]]`` for every i, one after another, in one gather."""
+    offsets = np.cumsum(length) - length
+    return source[np.repeat(begin - offsets, length) + np.arange(int(length.sum()))]
+
+
 def _with_records(pool: np.ndarray, start: np.ndarray, counts: np.ndarray, update: np.ndarray,
                   records: np.ndarray) -> Listings:
     """An UPDATE (emit on-update) carries the one record it forwards: appended to the pool."""
@@ -82,8 +88,7 @@ def accumulated(prepared: Prepared, heads: np.ndarray, counts: np.ndarray, updat
     piece_begin, piece_end = stretch
     piece_length = piece_end - piece_begin
     piece_start = np.cumsum(piece_length) - piece_length
-    taken = np.repeat(piece_begin - piece_start, piece_length) + np.arange(int(piece_length.sum()))
-    values = rows[taken]
+    values = _concatenated(rows, piece_begin, piece_length)
     pool = values[np.lexsort((values, np.repeat(np.arange(len(piece_begin)), piece_length)))]
     return _with_records(pool, piece_start[piece_of.ravel()], counts, update, records)
 
@@ -96,13 +101,9 @@ def discarded(prepared: Prepared, heads: np.ndarray, counts: np.ndarray, update:
     under their own head are what ``first_listings`` drops."""
     lists = _read_heads(prepared, heads, counts)
     before = pd.Series(counts).groupby(lists.head_of).shift(1, fill_value=0).to_numpy()
-    begin = lists.head_start[lists.head_of] + before
-    sizes = np.where(update, 1, counts - before)
-    begin = np.where(update, len(lists.rows) + np.cumsum(update) - 1, begin)
-    source = np.concatenate([lists.rows, records[update]])
-    offsets = np.cumsum(sizes) - sizes
-    candidates = source[np.repeat(begin - offsets, sizes) + np.arange(int(sizes.sum()))]
+    new = _with_records(lists.rows, lists.head_start[lists.head_of] + before, counts - before, update, records)
+    candidates = _concatenated(new.pool, new.start, new.count)
     if session:  # a merged session's new events in arrival order
-        candidates = candidates[np.lexsort((candidates, np.repeat(np.arange(len(sizes)), sizes)))]
-    cut = first_listings(window, sizes, candidates, update)
+        candidates = candidates[np.lexsort((candidates, np.repeat(np.arange(len(new.count)), new.count)))]
+    cut = first_listings(window, new.count, candidates, update)
     return Listings(candidates[cut.kept], np.cumsum(cut.counts) - cut.counts, cut.counts)

@@ -138,3 +138,21 @@ def test_a_flush_of_late_events_into_one_window_costs_memory_linear_in_events():
         return held
 
     assert peak(6000) < 8 * peak(1500)
+
+
+def test_discarding_panes_of_a_window_fired_twice_at_one_instant():
+    """With a firing per late element, a window behind the watermark fires on one element (WATERMARK, revision 1)
+    and re-fires on the next ones (LATE_UPDATE) at the same arrival. The compiled tables once assumed a window's
+    counts only grow down the table, which a same-instant WATERMARK (ranked after LATE_UPDATE) breaks, and
+    raised a ValueError (found by hypothesis). Each event must be carried once, as the reference engine cuts it."""
+    from explorer.streams import stream_from_frame
+
+    frame = pd.DataFrame({"id": ["a", "b", "c", "d"], "key": "k", "event_time": [30, 1, 2, 3],
+                          "arrival_time": [0, 5, 5, 5]})
+    config = replace(preset("flink", delay=0, allowed_lateness=60 * S, panes=Panes.DISCARDING),
+                     window=WindowSpec.parse("tumbling:10"))
+    windows = run(stream_from_frame(frame), config).windows
+    first = windows[windows["start"] == 0]
+    assert sorted(first["revision"]) == [1, 2, 3] and set(first["reason"]) == {"WATERMARK", "LATE_UPDATE"}
+    assert sorted(event for ids in first["ids"] for event in ids) == ["b", "c", "d"]
+    check(stream_from_frame(frame), config)

@@ -100,8 +100,12 @@ def discarded(prepared: Prepared, heads: np.ndarray, counts: np.ndarray, update:
     emission is looked at, so the work is linear too; events a session brought in by a merge and already emitted
     under their own head are what ``first_listings`` drops."""
     lists = _read_heads(prepared, heads, counts)
-    before = pd.Series(counts).groupby(lists.head_of).shift(1, fill_value=0).to_numpy()
-    new = _with_records(lists.rows, lists.head_start[lists.head_of] + before, counts - before, update, records)
+    # what the head's earlier rows in the table listed: the most any of them did (not the previous row's count: a
+    # window fired twice at one instant lists its later revision first, LATE_UPDATE ranking before WATERMARK)
+    listed_most = pd.Series(counts).groupby(lists.head_of).cummax()
+    before = listed_most.groupby(lists.head_of).shift(1, fill_value=0).to_numpy()
+    new = _with_records(lists.rows, lists.head_start[lists.head_of] + before, np.maximum(counts - before, 0), update,
+                        records)
     candidates = _concatenated(new.pool, new.start, new.count)
     if session:  # a merged session's new events in arrival order
         candidates = candidates[np.lexsort((candidates, np.repeat(np.arange(len(new.count)), new.count)))]

@@ -16,6 +16,7 @@ import yaml
 
 from explorer.config import (Emit, LatePolicy, LatenessRule, RunConfig, Panes, Scope, Strategy, TimeSource, WindowKind,
                              time_config_to_voltsp)
+from explorer.core.rules import derive
 from explorer.streams import Stream
 from explorer.streams.loading import SUFFIXES
 from explorer.streams.times import TimeFormat
@@ -76,14 +77,14 @@ def _watermark_lag(config: RunConfig) -> int:
 
 def _unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]:
     """Comments for what the target cannot say."""
-    t = config.time
+    t, rules = config.time, derive(config)
     notes = []
-    if "strategy" not in handled and t.strategy is Strategy.MIN:
+    if "strategy" not in handled and rules.strategy_min:
         notes.append("MIN_EVENT_TIME (watermark = each batch's smallest event time) has no equivalent; "
                      "the snippet uses max seen − lag")
-    if "event_clock" not in handled and t.strategy is Strategy.EVENT_CLOCK:
+    if "event_clock" not in handled and rules.event_clock:
         notes.append("Bytewax's event clock (watermark advancing with system time) has no equivalent here")
-    if t.strategy is Strategy.SCRIPTED:
+    if rules.scripted:
         notes.append("scripted watermarks (the input's watermark rows) have no equivalent; the snippet uses "
                      "max seen − lag")
     if "idle" not in handled and t.idle_timeout is not None:
@@ -93,28 +94,28 @@ def _unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]
         notes.append(f"allowed lateness {format_duration(t.allowed_lateness)} has no equivalent in {target}")
     if "side_output" not in handled and t.late_policy is LatePolicy.SIDE_OUTPUT:
         notes.append(f"late events cannot go to a side output in {target}; they are dropped")
-    if "scope" not in handled and t.scope is Scope.KEY:
+    if "scope" not in handled and rules.per_key:
         notes.append(f"{target} has no per-key watermark: one watermark serves all keys")
     if "timestamp_rule" not in handled and t.lateness_rule is LatenessRule.TIMESTAMP:
         notes.append("'late = timestamp behind the watermark' is not this engine's rule (it drops by window end)")
     if "end_inclusive" not in handled and t.end_inclusive:
         notes.append("windows here are [start, end); Storm's are (start, end]")
-    if t.time_source is TimeSource.PROCESSING:
+    if rules.processing:
         notes.append("processing time: no watermark settings apply")
-    if "emit" not in handled and t.emit is Emit.ON_UPDATE:
+    if "emit" not in handled and rules.on_update:
         notes.append(f"emit on-update (every record forwards its window's new result) is Kafka Streams' default; "
                      f"{target} emits a window when it closes")
     if "panes" not in handled and t.panes is Panes.DISCARDING:
         notes.append(f"discarding panes have no equivalent in {target}: a re-emission carries the whole window")
-    if config.window.kind is WindowKind.SLIDING and t.windows_from_zero != ("from_zero" in handled):
+    if config.window.kind is WindowKind.SLIDING and rules.from_zero != ("from_zero" in handled):
         notes.append(f"{target} also creates the sliding windows that start before 0; here an event at t ≥ 0 is in "
                      f"none of them" if t.windows_from_zero else
                      f"{target} creates no window that starts before 0; here events near 0 are in those too")
-    if "allowed" in handled and t.allowed_lateness and t.late_fires_per_element != ("per_element" in handled):
+    if "allowed" in handled and t.allowed_lateness and rules.late_at_once != ("per_element" in handled):
         notes.append(f"{target} re-fires a window once for the late elements of a bundle or batch; here each late "
                      f"element fires it" if t.late_fires_per_element else
                      f"{target} fires a window the watermark has passed for each late element; here once per batch")
-    if t.source_idle_timeout is not None and target not in ("Flink", "PyFlink"):
+    if rules.source_idle_timeout is not None and target not in ("Flink", "PyFlink"):
         notes.append(f"a partition idle for {format_duration(t.source_idle_timeout)} leaving the watermark merge "
                      f"(Flink's withIdleness) has no equivalent in {target}")
     return notes

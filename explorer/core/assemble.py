@@ -15,7 +15,7 @@ from explorer.core.engine import Engine
 from explorer.core.records import Assignment, BatchRows, Emission, StepOutput, as_row
 from explorer.core.result import ASSIGNMENT_COLUMNS, EVENT_COLUMNS, WATERMARK_COLUMNS, WINDOW_COLUMNS, Result, canonical_order
 from explorer.core.summary import REFUSED_STATUSES, summarize
-from explorer.core.watermarks import effective_watermark
+from explorer.core.rules import effective_watermark
 from explorer.streams import Stream, batches_for
 
 

@@ -28,12 +28,13 @@ as JSON (``snapshot``).
 
 from __future__ import annotations
 
-from explorer.config import Emit, RunConfig, Schedule, Scope, Strategy, TimeSource
+from explorer.config import RunConfig
 from explorer.core.idleness import KeyIdleness
 from explorer.core.records import Assignment, BatchRows, Emission, EventDecision, StepOutput, TracePoint
 from explorer.core.result import Reason
-from explorer.core.watermarks import (GLOBAL, NONE, CommitSchedule, EventClock, ProcessingClock, advances,
-                                      effective_watermark, generator_for, merge_for)
+from explorer.core.rules import NONE, derive, effective_watermark
+from explorer.core.watermarks import (GLOBAL, CommitSchedule, EventClock, ProcessingClock, advances, generator_for,
+                                      merge_for)
 from explorer.core.windows import Admission, Lateness, Replaced, Window, WindowStore, assigner_for
 
 
@@ -41,10 +42,9 @@ def separable_by_key(config: RunConfig) -> bool:
     """Whether keys never influence each other, so each key's state can live (and run) apart: one
     watermark per key on event time, no idle timeout (its heap and heartbeats span keys) and the live
     schedule (a backlog applies every key's pending watermark at every batch, touched or not)."""
-    time = config.time
-    return (time.scope is Scope.KEY and time.time_source is TimeSource.EVENT and time.idle_timeout is None
-            and time.schedule is Schedule.LIVE and time.strategy not in (Strategy.EVENT_CLOCK, Strategy.SCRIPTED)
-            and time.source_idle_timeout is None)
+    rules = derive(config)
+    return (rules.per_key and rules.idle_timeout is None and not rules.backlog and not rules.event_clock
+            and rules.source_idle_timeout is None)
 
 
 def _known(value: int) -> int | None:
@@ -58,23 +58,21 @@ class Engine:
     def __init__(self, config: RunConfig, partitions: list[str]):
         self.config = config
         time = self.time = config.time
-        self.processing = time.time_source is TimeSource.PROCESSING
-        # scripted watermarks are one watermark for the stream, like the processing clock
-        self.one_watermark = self.processing or time.follows_watermark_rows
+        rules = self.rules = derive(config)  # the switches below, derived once for every runner (core.rules)
+        self.processing = rules.processing
+        self.one_watermark = rules.one_watermark  # the processing clock, or the scripted watermark rows
         self.clock = ProcessingClock()  # last commit or heartbeat
         self.generator = generator_for(time, self.clock)
-        self.schedule = CommitSchedule(time.schedule if not self.processing else Schedule.LIVE)
-        merged = time.scope in (Scope.PARTITION_MIN, Scope.PARTITION_MAX) and not self.one_watermark
-        self.merge = merge_for(time, self.generator, partitions) if merged else None
-        self.per_key = time.scope is Scope.KEY and not self.one_watermark
+        self.schedule = CommitSchedule(rules.schedule)
+        self.merge = merge_for(time, self.generator, partitions) if rules.merged else None
+        self.per_key = rules.per_key
         # Kafka Streams: each partition its own watermark; a key's windows close by its partition's
-        self.per_partition = time.scope is Scope.PARTITION and not self.one_watermark
+        self.per_partition = rules.per_partition
         self.partition_of: dict[str, str] = {}  # key → its partition (one each: core.check_inputs)
         # Bytewax: a key whose windows have all fired loses its clock (fixed windows; sessions keep theirs)
-        self.forget_when_empty = (time.forget_clock_when_empty and self.per_key
-                                  and config.window.kind.value != "session")
-        self.on_update = time.emit is Emit.ON_UPDATE
-        self.late_at_once = time.late_fires_per_element
+        self.forget_when_empty = rules.forget_when_empty
+        self.on_update = rules.on_update
+        self.late_at_once = rules.late_at_once
         self.idleness = KeyIdleness(time)
         self.lateness = Lateness(time)
         self.store = WindowStore(time.allowed_lateness, self.lateness.within_horizon, self.group_of)
@@ -86,9 +84,9 @@ class Engine:
 
     # --- whose watermark ----------------------------------------------------------------------------
     def source_of(self, key: str, partition: str) -> str:
-        if self.one_watermark or self.time.scope is Scope.GLOBAL:
-            return GLOBAL
-        return partition if self.merge or self.per_partition else key
+        if self.per_key:
+            return key
+        return partition if self.merge or self.per_partition else GLOBAL
 
     def group_of(self, key: str) -> str:
         """Windows of one group share the watermark that closes them: per key, per partition, or all of them."""
@@ -101,14 +99,14 @@ class Engine:
         return self.merge.mark() if self.merge else self.generator.mark(group)
 
     def effective(self, raw: int) -> int:
-        return effective_watermark(raw, self.time.watermark_delay)
+        return effective_watermark(raw, self.rules.delay)
 
     # --- records -----------------------------------------------------------------------------------
     def emit(self, w: Window, reason: Reason, at: int, group_raw: int) -> None:
         """Emit the window's result. On-update, only an UPDATE emits, carrying the record just taken (the
         window's last); a session's close is kept apart (``settled``) for who ended up where."""
         if self.on_update and reason is not Reason.UPDATE:
-            if self.config.window.kind.value == "session":
+            if self.rules.session:
                 self.out.settled.append(self._emission(w, reason, at, group_raw, tuple(w.ids)))
             return
         w.revision += 1
@@ -283,7 +281,7 @@ class Engine:
                 self.fire(w, Reason.WATERMARK, at, raw)
 
     def _record_assignments(self, row: int, admission: Admission) -> None:
-        session = self.config.window.kind.value == "session"
+        session = self.rules.session
         spans = {(None, None) if session else (w.start, w.end): late for w, late in admission.admitted}
         self.out.assignments.extend(Assignment(row, start, end, late, True) for (start, end), late in sorted(spans.items()))
         self.out.assignments.extend(Assignment(row, start, end, True, False) for start, end in sorted(admission.refused))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import heapq
 
 from explorer.config import TimeConfig, TimeSource
-from explorer.core.watermarks import NONE
+from explorer.core.rules import NONE
 
 
 class KeyIdleness:

@@ -9,18 +9,10 @@ then merged) or ``GLOBAL``. Raw watermarks never move back.
 from __future__ import annotations
 
 from explorer.config import Schedule, Scope, Strategy, TimeConfig, TimeSource
+from explorer.core.rules import NONE
 from explorer.timeutil import truncate_to_unit
 
-NONE = -(2**62)  # "no watermark yet": below every real time, so comparisons need no special case
 GLOBAL = "*"
-
-
-def effective_watermark(raw: int, delay: int) -> int:
-    """raw − delayWindowClose; the delay never pulls it below time 0 (000's scenario 2 shows 0 s
-    for 2 s − 5 s, and Spark floors its watermark at 0 too)."""
-    if raw == NONE:
-        return NONE
-    return max(raw - delay, 0) if raw >= 0 else raw - delay
 
 
 class Generator:

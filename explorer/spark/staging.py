@@ -25,6 +25,7 @@ import pandas as pd
 
 from explorer.config import RunConfig
 from explorer.core.engine import separable_by_key
+from explorer.core.rules import derive
 from explorer.errors import InputError
 from explorer.streams import Batches, Stream, batches_for
 from explorer.streams.batching import NO_SCRIPTED
@@ -106,7 +107,7 @@ def stage(stream: Stream, config: RunConfig, plan: MicroBatchPlan, folder: Path,
                           "id": ev["id"].to_numpy(),
                           "key": ev["key"].to_numpy(), "partition": ev["partition"].to_numpy(),
                           "t": arrays.event_time, "arrival": arrays.arrival_time, "last": False, "scripted": None})
-    marks = _mark_rows(batches) if config.time.follows_watermark_rows else frame.iloc[:0]
+    marks = _mark_rows(batches) if derive(config).scripted else frame.iloc[:0]
     mark_batch = marks["batch"].to_numpy() - 1  # 0-based
     n_data = plan.data_micro_batches
     count = min(stop_after, n_data) if stop_after is not None else n_data

@@ -35,7 +35,7 @@ SOURCES = Path(__file__).parent
 def cache_dir() -> Path:
     """Where the compiled kernel is kept: ``$WX_KERNEL_CACHE`` or the user's cache folder, per source hash."""
     digest = hashlib.sha256(f"{numba.__version__} {sys.version}".encode())
-    for source in sorted(SOURCES.glob("*.py")):
+    for source in [*sorted(SOURCES.glob("*.py")), SOURCES.parent / "rules.py"]:  # rules: compiled in here too
         digest.update(source.read_bytes())
     root = os.environ.get("WX_KERNEL_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") \
         / "watermark-explorer" / "kernel"

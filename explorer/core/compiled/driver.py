@@ -64,7 +64,7 @@ def _step(st, b):
     for i in range(lo, hi):
         t, s, g, k = m[st.ev_t + i], m[st.ev_source + i], m[st.ev_group + i], m[st.ev_key + i]
         _touch(m, st.grp_stamp, st.grp_touched, SC_TOUCHED_GROUPS, g, stamp)
-        if st.source_idle >= 0 and st.merged:
+        if st.source_idle_timeout >= 0 and st.merged:
             observe_partition(st, m[st.ev_partition + i], m[st.ev_arrival + i])
         m[st.grp_max_seen + g] = max(m[st.grp_max_seen + g], t)
         if st.event_clock:
@@ -86,7 +86,7 @@ def _step(st, b):
         m[st.ev_status + i] = _status(st, late, refused, taken)
         m[st.ev_seen_raw + i] = raw
         m[SC_GLOBAL_MAX] = max(m[SC_GLOBAL_MAX], t)
-        if st.idle >= 0:
+        if st.idle_timeout >= 0:
             touch_key(st, k, m[st.ev_arrival + i] if st.idle_processing else t)
     if st.scripted and m[st.batch_scripted + b] != NO_SCRIPTED:  # the one source moves at this commit
         _touch(m, st.src_stamp, st.src_touched, SC_TOUCHED_SOURCES, 0, stamp)
@@ -171,12 +171,12 @@ def _commit(st, b):
         if m[st.win_dirty + w] and m[st.win_alive + w]:
             m[st.win_dirty + w] = 0
             emit(st, w, REASON_LATE_UPDATE, commit, group_raw(st, group_of_window(st, w)))
-    if st.source_idle >= 0 and st.merged:
+    if st.source_idle_timeout >= 0 and st.merged:
         mark_idle_partitions(st, commit)
-    n_groups = 1 if st.merged or st.processing or st.scripted else m[SC_TOUCHED_GROUPS]  # (the one global group)
+    n_groups = 1 if st.merged or st.one_watermark else m[SC_TOUCHED_GROUPS]  # (the one global group)
     for i in range(n_groups):
         fire_ready(st, m[st.grp_touched + i], commit)
-    if st.idle >= 0:
+    if st.idle_timeout >= 0:
         check_idle(st, commit if st.idle_processing else m[SC_GLOBAL_MAX], commit)
     for i in range(n_groups):
         purge(st, m[st.grp_touched + i])

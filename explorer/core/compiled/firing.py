@@ -32,7 +32,7 @@ def fire(st, w, reason, at, raw):
     m[st.win_fired + w] = 1
     emit(st, w, reason, at, raw)
     push_purge(st, w)
-    if st.forget_empty:
+    if st.forget_when_empty:
         k = m[st.win_key + w]
         m[st.key_waiting + k] -= 1
         if m[st.key_waiting + k] == 0:  # Bytewax: the emptied key's state goes, clock included
@@ -117,7 +117,7 @@ def touch_key(st, k, basis):
     m = st.m
     last = max(basis, m[st.key_last + k])
     m[st.key_last + k] = last
-    deadline = last + st.idle
+    deadline = last + st.idle_timeout
     m[st.key_deadline + k] = deadline
     m[st.key_has_deadline + k] = 1
     heaps.push(m, st.idle_keys, st.idle_values, SC_IDLE_SIZE, deadline, k)
@@ -155,7 +155,7 @@ def _next_deadline(st):
     """(found, the earliest processing time at which a heartbeat could change something)."""
     found = False
     best = NONE
-    if st.idle >= 0 and st.idle_processing and _clean_idle_top(st):
+    if st.idle_timeout >= 0 and st.idle_processing and _clean_idle_top(st):
         best = st.m[st.idle_keys]
         found = True
     if st.processing and clean_fire_top(st, 0):
@@ -169,7 +169,7 @@ def _next_deadline(st):
 @njit(cache=True, inline="always")
 def heartbeats_matter(st):
     """Whether a heartbeat can change anything: idleness on the processing clock, or processing time."""
-    return st.processing or (st.idle >= 0 and st.idle_processing)
+    return st.processing or (st.idle_timeout >= 0 and st.idle_processing)
 
 
 @njit(cache=True)

@@ -8,7 +8,8 @@ array of a tuple with a reference-count update on every call: a state of 21 arra
 one array and a hundred ints cost 10.
 """
 
-NONE = -(2**62)  # "no watermark yet", as in the reference engine
+from explorer.core.rules import NONE  # noqa: F401  ("no watermark yet", one definition for both engines)
+
 NO_SCRIPTED = -(2**63)  # a batch without a scripted watermark (streams.batching.NO_SCRIPTED)
 
 # --- the run's scalars: the first slots of the arena ---------------------------------------------------

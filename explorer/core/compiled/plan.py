@@ -8,82 +8,20 @@ a slider step or a 41-point sweep prepares it once.
 from __future__ import annotations
 
 from collections import namedtuple
-from dataclasses import dataclass, fields
-from typing import Any, Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from explorer.config import (Emit, LatenessRule, RefusedWhen, RunConfig, Schedule, Scope, Strategy, TimeConfig, TimeSource,
-                             WindowKind)
+from explorer.config import RunConfig
 from explorer.core.compiled import layout as L
 from explorer.core.compiled.layout import NONE
+from explorer.core.rules import RULE_NAMES, as_ints, derive
 from explorer.streams import Stream, batches_for
 
-# How each TimeConfig field reaches the kernel: the State fields it sets, from its value. A field missing here
-# makes ``kernel_config`` fail, and tests/test_compiled.py checks this table against TimeConfig's fields.
-TO_KERNEL: dict[str, Callable[[Any], dict[str, int]]] = {
-    "time_source": lambda v: {"processing": int(v is TimeSource.PROCESSING)},
-    "strategy": lambda v: {"strategy_min": int(v is Strategy.MIN),
-                           "per_batch": int(v in (Strategy.MIN, Strategy.MAX)),
-                           "bounded_strategy": int(v is Strategy.BOUNDED),
-                           "event_clock_strategy": int(v is Strategy.EVENT_CLOCK),
-                           "scripted_strategy": int(v is Strategy.SCRIPTED)},
-    "bound": lambda v: {"bound": v},
-    "delay": lambda v: {},  # the delay the kernel subtracts is in watermark units: kernel_config sets it
-    "allowed_lateness": lambda v: {"allowed": v},
-    "late_policy": lambda v: {},  # the kernel says "refused"; the tables name it side output or dropped
-    "lateness_rule": lambda v: {"rule_window": int(v is LatenessRule.WINDOW)},
-    "refused_when": lambda v: {"refuse_every": int(v is RefusedWhen.EVERY_WINDOW)},
-    "idle_timeout": lambda v: {"idle": -1 if v is None else v},
-    "idle_clock": lambda v: {"idle_processing": int(v is TimeSource.PROCESSING)},
-    "heartbeat": lambda v: {"heartbeat": v},
-    "scope": lambda v: {"scope_key": int(v is Scope.KEY),
-                        "scope_partitions": int(v in (Scope.PARTITION_MIN, Scope.PARTITION_MAX)),
-                        "scope_partition": int(v is Scope.PARTITION),
-                        "pick_min": int(v is Scope.PARTITION_MIN)},
-    "schedule": lambda v: {"backlog": int(v is Schedule.BACKLOG)},
-    "end_inclusive": lambda v: {"end_inclusive": int(v)},
-    "session_close_strict": lambda v: {"strict": int(v)},
-    "session_lateness_on_merge": lambda v: {"on_merge": int(v)},
-    "session_merge_overlap_only": lambda v: {"overlap_only": int(v)},
-    "forget_clock_when_empty": lambda v: {"forget_requested": int(v)},
-    "windows_from_zero": lambda v: {},  # which windows an event is in: fixed_windows, before the kernel
-    "late_kept_at_horizon": lambda v: {"kept_at_horizon": int(v)},
-    "late_fires_per_element": lambda v: {"late_at_once": int(v)},
-    "source_idle_timeout": lambda v: {"source_idle": -1 if v is None else v},
-    "watermark_unit": lambda v: {"wm_unit": v},
-    "emit": lambda v: {"on_update": int(v is Emit.ON_UPDATE)},
-    "panes": lambda v: {},  # what emissions carry, not when: the tables cut discarding panes (core.panes)
-}
-
-
 def kernel_config(config: RunConfig) -> dict[str, int]:
-    """The configuration as the kernel's named ints (every TimeConfig field through TO_KERNEL)."""
-    out: dict[str, int] = {}
-    for f in fields(TimeConfig):
-        out.update(TO_KERNEL[f.name](getattr(config.time, f.name)))
-    processing = out.pop("processing")
-    out.update(
-        processing=processing,
-        # the reference engine's derived switches: event-time strategies do nothing under processing time
-        bounded=int(out.pop("bounded_strategy") and not processing),
-        event_clock=int(out.pop("event_clock_strategy") and not processing),
-        scripted=int(out.pop("scripted_strategy") and not processing),
-    )
-    one_watermark = processing or out["scripted"]  # the processing clock, or the input's watermark rows
-    session = config.window.kind is WindowKind.SESSION
-    per_key = out.pop("scope_key") and not one_watermark
-    out.update(
-        merged=int(out.pop("scope_partitions") and not one_watermark),
-        per_key=int(per_key),
-        per_partition=int(out.pop("scope_partition") and not one_watermark),
-        session=int(session),
-        forget_empty=int(out.pop("forget_requested") and per_key and not session),  # Engine.forget_when_empty
-        gap=config.window.gap,
-        delay=config.time.watermark_delay,
-    )
-    return out
+    """The configuration as the kernel's named ints: the rules every engine reads (``core.rules``)."""
+    return as_ints(derive(config))
 
 
 @dataclass(frozen=True)
@@ -122,12 +60,10 @@ class FixedWindows:
 
 
 def fixed_windows(stream: Stream, config: RunConfig) -> FixedWindows:
-    window, time = config.window, config.time
-    processing = time.time_source is TimeSource.PROCESSING
-    from_zero = time.windows_from_zero and window.kind is WindowKind.SLIDING
-    cache_key = ("compiled-windows", window.size, window.slide, time.end_inclusive, from_zero, processing)
-    return stream.cached(cache_key, lambda: _fixed_windows(event_codes(stream, processing), window.size,
-                                                            window.slide, time.end_inclusive, from_zero))
+    window, rules = config.window, derive(config)
+    cache_key = ("compiled-windows", window.size, window.slide, rules.end_inclusive, rules.from_zero, rules.processing)
+    return stream.cached(cache_key, lambda: _fixed_windows(event_codes(stream, rules.processing), window.size,
+                                                            window.slide, rules.end_inclusive, rules.from_zero))
 
 
 def _fixed_windows(codes: EventCodes, size: int, slide: int, end_inclusive: bool, from_zero: bool) -> FixedWindows:
@@ -204,13 +140,9 @@ TABLES = [
     # the records
     ("emissions", "emission_slots", 0), ("trace", "trace_slots", 0),
 ]
-CONFIG_FIELDS = ["processing", "strategy_min", "per_batch", "bounded", "event_clock", "scripted", "bound", "delay", "allowed",
-                 "rule_window", "refuse_every", "idle", "idle_processing", "heartbeat", "per_key", "merged", "pick_min", "backlog",
-                 "end_inclusive", "strict", "on_merge", "forget_empty", "kept_at_horizon", "source_idle", "session", "gap",
-                 "wm_unit", "on_update", "overlap_only", "late_at_once"]
 SIZE_FIELDS = ["n_events", "n_batches", "per_event", "n_sources", "n_groups", "n_windows", "emissions_capacity",
                "trace_capacity", "merge_leaves"]
-State = namedtuple("State", ["m"] + CONFIG_FIELDS + SIZE_FIELDS + [name for name, _, _ in TABLES])
+State = namedtuple("State", ["m", *RULE_NAMES] + SIZE_FIELDS + [name for name, _, _ in TABLES])
 
 
 @dataclass
@@ -304,12 +236,12 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         "batches": n_batches, "pairs": 0 if settings["session"] else n * per_event, "sources": len(source_names),
         "partitions": n_parts, "groups": n_groups, "keys": n_keys, "windows": n_windows, "nodes": nodes,
         "fire": total_fire, "purge": int(purge_bound.sum()),
-        "idle": n if settings["idle"] >= 0 else 0,  # one push per event
+        "idle": n if settings["idle_timeout"] >= 0 else 0,  # one push per event
         "due": total_fire + n + n_groups if settings["event_clock"] else 0,  # per push, fast-forward, group
         "dirty": int(np.diff(batches.starts).max()) * per_event,
         "touching": int(np.bincount(codes.key, minlength=n_keys).max()),
         "emission_slots": emissions * L.EM_FIELDS, "trace_slots": trace * L.TR_FIELDS,
-        "part_heap": n + n_parts if merged and settings["source_idle"] >= 0 else 0,  # a push per record + the start
+        "part_heap": n + n_parts if merged and settings["source_idle_timeout"] >= 0 else 0,  # a push per record + the start
         "merge_tree": 2 * merge_leaves,
     }
     initial = {
@@ -331,8 +263,7 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         value = initial[name] if fill is None else fill
         if sizes[dimension] and not (isinstance(value, int) and value == 0):
             m[starts[name]:starts[name] + sizes[dimension]] = value
-    kernel_settings = {name: settings[name] for name in CONFIG_FIELDS}  # per_partition is decided here, above
-    state = State(m=m, **kernel_settings, n_events=n, n_batches=n_batches, per_event=per_event,
+    state = State(m=m, **settings, n_events=n, n_batches=n_batches, per_event=per_event,
                   n_sources=len(source_names), n_groups=n_groups, n_windows=n_windows,
                   emissions_capacity=emissions, trace_capacity=trace, merge_leaves=merge_leaves, **starts)
     return Prepared(state, codes, source_names, windows, {name: sizes[dimension] for name, dimension, _ in TABLES})

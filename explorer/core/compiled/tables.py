@@ -9,6 +9,7 @@ from explorer.config import LatePolicy, RunConfig, WindowKind
 from explorer.core.compiled import layout as L
 from explorer.core.compiled import listings
 from explorer.core.compiled.plan import Prepared
+from explorer.core.compiled.watermarks import effective_column
 from explorer.core.event_ids import slices
 from explorer.core.result import (ASSIGNMENT_COLUMNS, EVENT_COLUMNS, REASON_ORDER, WATERMARK_COLUMNS, WINDOW_COLUMNS,
                                   Metrics, Reason, Result, Status, emission_order)
@@ -27,11 +28,6 @@ def _optional(values: np.ndarray, missing: np.ndarray | None = None) -> pd.array
     """int64 → nullable Int64; "no watermark yet" (or ``missing``) becomes <NA>."""
     values = np.asarray(values, dtype=np.int64)
     return pd.arrays.IntegerArray(values.copy(), values < L.NONE // 2 if missing is None else missing)
-
-
-def _effective(raw: np.ndarray, delay: int) -> np.ndarray:
-    eff = np.where(raw >= 0, np.maximum(raw - delay, 0), raw - delay)
-    return np.where(raw == L.NONE, L.NONE, eff)
 
 
 def _records(prepared: Prepared, name: str, count_slot: int, width: int) -> np.ndarray:
@@ -83,7 +79,7 @@ def event_table(stream: Stream, config: RunConfig, prepared: Prepared) -> pd.Dat
         "batch": batches_for(stream, config).number,
         "status": np.array(_status_names(config), dtype=object)[prepared.table("ev_status")],
         "watermark": _optional(seen),
-        "effective_watermark": _optional(_effective(seen, config.time.watermark_delay), seen < L.NONE // 2),
+        "effective_watermark": _optional(effective_column(seen, config.time.watermark_delay), seen < L.NONE // 2),
     }, columns=EVENT_COLUMNS, copy=False)
 
 
@@ -134,7 +130,7 @@ def emissions(stream: Stream, config: RunConfig, prepared: Prepared, detail: boo
         "key": prepared.codes.key_names[table[:, L.EM_KEY]], "start": table[:, L.EM_START], "end": end,
         "count": table[:, L.EM_COUNT], "ids": None, "emit_batch": table[:, L.EM_BATCH], "emit_time": at,
         "watermark": _optional(raw),
-        "effective_watermark": _optional(_effective(raw, config.time.watermark_delay), raw < L.NONE // 2),
+        "effective_watermark": _optional(effective_column(raw, config.time.watermark_delay), raw < L.NONE // 2),
         "reason": REASONS[table[:, L.EM_REASON]], "revision": table[:, L.EM_REVISION],
         "latency_event": _optional(latency, (max_seen == L.NONE) | (latency < L.NONE // 2)),
         "latency_processing": at - end,
@@ -166,6 +162,6 @@ def trace_table(config: RunConfig, prepared: Prepared) -> pd.DataFrame:
     return pd.DataFrame({
         "batch": table[:, L.TR_BATCH], "time": table[:, L.TR_AT], "scope": names[table[:, L.TR_SOURCE]],
         "watermark": _optional(raw),
-        "effective": _optional(_effective(raw, config.time.watermark_delay), raw < L.NONE // 2),
+        "effective": _optional(effective_column(raw, config.time.watermark_delay), raw < L.NONE // 2),
         "at": TRACE_KINDS[table[:, L.TR_KIND]],
     }, columns=WATERMARK_COLUMNS)

@@ -18,22 +18,18 @@ Each function mirrors one method of the reference engine (``explorer/core/engine
 that method is called, so that the merged floor, the one stateful read, sees the same values.
 """
 
-from numba import njit
+from numba import njit, vectorize
 
 from explorer.core.compiled import heaps
+from explorer.core.rules import effective_watermark
 from explorer.core.compiled.layout import (ABSENT_FROM_MAX, ABSENT_FROM_MIN, NONE, NO_MARK_YET, SC_CLOCK, SC_FLOOR,
                                            SC_NOW, SC_PART_HEAP_SIZE, SC_STARTED)
 
 
-@njit(cache=True, inline="always")
-def effective(raw, delay):
-    """raw − delayWindowClose, never pulled below 0 by the delay (000's scenario 2)."""
-    if raw == NONE:
-        return NONE
-    if raw >= 0:
-        value = raw - delay
-        return value if value > 0 else 0
-    return raw - delay
+# raw − delayWindowClose, compiled from the one definition (core.rules): for one value in the kernel, and
+# for a whole column when the tables are read back
+effective = njit(cache=True, inline="always")(effective_watermark)
+effective_column = vectorize(["int64(int64, int64)"], cache=True)(effective_watermark)
 
 
 @njit(cache=True, inline="always")
@@ -68,7 +64,7 @@ def group_raw(st, g):
     best = NONE
     if found and root != NO_MARK_YET:
         best = root + m[SC_NOW] if st.event_clock else root
-    if st.source_idle < 0:
+    if st.source_idle_timeout < 0:
         return best
     if found and best > m[SC_FLOOR]:  # idle partitions left out; what was merged is never taken back
         m[SC_FLOOR] = best
@@ -127,7 +123,7 @@ def mark_idle_partitions(st, now):
     """withIdleness: partitions whose last record (or the start, if none yet) is older than the timeout. The
     heap holds (arrival, partition) per record; an entry counts while it is still its partition's last."""
     m = st.m
-    while m[SC_PART_HEAP_SIZE] > 0 and m[st.part_heap_keys] + st.source_idle <= now:
+    while m[SC_PART_HEAP_SIZE] > 0 and m[st.part_heap_keys] + st.source_idle_timeout <= now:
         last, p = m[st.part_heap_keys], m[st.part_heap_values]
         heaps.pop(m, st.part_heap_keys, st.part_heap_values, SC_PART_HEAP_SIZE)
         current = m[st.part_seen + p] if m[st.part_has_seen + p] else m[SC_STARTED]
@@ -140,7 +136,7 @@ def mark_idle_partitions(st, now):
 def fast_forward(st, s, t, eff):
     """The event clock: a timely item (t ≥ the effective watermark it met) whose t − L is ahead of the moving
     mark resets it there, from now on. Returns whether it did."""
-    candidate = in_unit(t, st.wm_unit) - st.bound
+    candidate = in_unit(t, st.watermark_unit) - st.bound
     if t >= eff and candidate > source_raw(st, s):
         st.m[st.src_raw + s] = candidate
         st.m[st.src_set_at + s] = st.m[SC_NOW]
@@ -155,7 +151,7 @@ def observe_element(st, s, t, first_in_batch):
     """What one element tells its source's generator: bounded out-of-orderness moves to max seen − L at once;
     per-batch MIN/MAX note the batch's smallest and largest event time (each in watermark units)."""
     m = st.m
-    t = in_unit(t, st.wm_unit)
+    t = in_unit(t, st.watermark_unit)
     if st.bounded and t - st.bound > m[st.src_raw + s]:
         m[st.src_raw + s] = t - st.bound
         if st.merged:

@@ -69,7 +69,7 @@ def open_window(st, w):
         m[st.key_head + k] = w
     m[st.key_tail + k] = w
     m[SC_ALIVE] += 1
-    if st.forget_empty:
+    if st.forget_when_empty:
         m[st.key_waiting + k] += 1
     push_fire(st, w)
 
@@ -150,7 +150,7 @@ def admit_fixed(st, row, t, eff):
                 open_window(st, w)
             elif fired:  # reopened after an idle flush (timestamp rule only)
                 m[st.win_fired + w] = 0
-                if st.forget_empty:
+                if st.forget_when_empty:
                     m[st.key_waiting + m[st.win_key + w]] += 1
                 push_fire(st, w)
         else:

@@ -25,12 +25,12 @@ from explorer.core import Result, run
 from explorer.core.result import Reason
 from explorer.export import TARGETS as EXPORT_TARGETS
 from explorer.export import ExportSource, export
-from explorer.errors import InputError
+from explorer.errors import EXIT_STATUS, ExplorerError, InputError, Interrupted, exit_status
 from explorer.spark.output import user_stderr
 from explorer.metrics import SECOND_KNOBS, FrontierPoint, best_point, curve, format_curve_table, frontier, tune
 from explorer.streams import GENERATORS, Stream, batches_for, generate, load_events
 from explorer.streams.generators import make_frame
-from explorer.streams.loading import parse_time_units
+from explorer.streams.loading import MissingColumns, parse_time_units
 from explorer.timeutil import MICROS, exact_seconds, format_instant, human_duration, parse_duration
 
 COLUMN_OPTIONS = ("id", "key", "event_time", "arrival_time", "batch", "partition", "offset", "value")
@@ -195,8 +195,8 @@ def load_source(args: argparse.Namespace, event_time_column: str | None = None) 
         columns["event_time"] = event_time_column
         try:
             return load_events(args.events, time_unit=parse_time_units(args.time_unit), columns=columns)
-        except InputError as exc:
-            if f"{event_time_column!r} not in the file" in str(exc):
+        except MissingColumns as exc:
+            if event_time_column in exc.missing:
                 raise InputError(f"{exc}; the config's eventTimeExtractor names it (give --event-time-col to use "
                                  "another)") from None
             raise
@@ -356,8 +356,8 @@ def _run_spark_native(stream: Stream, config: RunConfig, args: argparse.Namespac
             bar.set_postfix(rows=p.input_rows, ms=p.duration_ms)
         try:
             return run_spark_native(stream, config, spark, progress=progress)
-        except InputError as error:
-            raise InputError(f"{error} (Spark's own output: {log})" if log else str(error)) from None
+        except ExplorerError as error:
+            raise type(error)(f"{error} (Spark's own output: {log})" if log else str(error)) from None
 
 
 def _divert_spark_output(checkpoint: str | None) -> Path:
@@ -611,9 +611,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         args.own_process = argv is None
         COMMANDS[args.command](args)
-    except InputError as exc:
+    except ExplorerError as exc:
         print(f"error: {exc}", file=user_stderr())
-        return 2
+        return exit_status(exc)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=user_stderr())
+        return EXIT_STATUS[Interrupted]
     except BrokenPipeError:
         return 0
     return 0

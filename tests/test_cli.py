@@ -176,3 +176,28 @@ def test_watermark_rows_read_alike_from_every_format(tmp_path, suffix):
     assert ours.watermarks["watermark"].tolist() == [2_000_000, 3_001_000, 6_001_000, 25_001_000]
     assert ours.watermarks["after"].tolist() == [1, 2, 7, 8]
     assert ours.events["id"].tolist() == theirs.events["id"].tolist() == list("abcdefgh")
+
+
+@pytest.mark.parametrize("error, status", [
+    ("InputError", 2),  # bad input
+    ("SparkRunError", 1), ("NativeMismatch", 1),  # an engine failed on valid input
+    ("Cancelled", 130), ("NativeCancelled", 130), ("KeyboardInterrupt", 130),  # the user stopped it
+])
+def test_the_exit_status_says_whose_fault_it_was(monkeypatch, capsys, error, status):
+    """Dispatched by the error's type: a JVM crash is not "bad input" (it used to exit 2)."""
+    import explorer.cli as cli
+    from explorer.errors import InputError
+    from explorer.spark.native import NativeCancelled
+    from explorer.spark.native_result import NativeMismatch
+    from explorer.spark.runner import Cancelled, SparkRunError
+
+    kind = {"InputError": InputError, "SparkRunError": SparkRunError, "NativeMismatch": NativeMismatch,
+            "Cancelled": Cancelled, "NativeCancelled": NativeCancelled, "KeyboardInterrupt": KeyboardInterrupt}[error]
+
+    def fail(_args):
+        raise kind("what went wrong")
+
+    monkeypatch.setitem(cli.COMMANDS, "run", fail)
+    assert cli.main(["run", "--synthetic", "textbook"]) == status
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1

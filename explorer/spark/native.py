@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.config import BatchSpec, WindowKind, WindowSpec
-from explorer.errors import InputError
+from explorer.errors import InputError, Interrupted
 from explorer.spark.progress import BatchProgress, parse_progress
 from explorer.streams import Stream, assign_batches
 
@@ -50,7 +50,7 @@ class NativeRun:
     log: list[str]
 
 
-class NativeCancelled(InputError):
+class NativeCancelled(Interrupted):
     """The user stopped Spark's query."""
 
 

@@ -31,7 +31,7 @@ from explorer.core.records import Assignment, Emission, EventDecision, StepOutpu
 from explorer.core.result import Reason, Result, Status
 from explorer.core.watermarks import GLOBAL
 from explorer.core.windows import fixed_spans
-from explorer.errors import InputError
+from explorer.errors import EngineError, ExplorerError, InputError
 from explorer.spark.native import NativeRun, run_native
 from explorer.spark.progress import BatchProgress
 from explorer.streams import Stream, batches_for
@@ -44,7 +44,7 @@ SECONDS_PER_MICRO_BATCH = 0.6  # measured here: a native window query's micro-ba
 STARTUP_SECONDS = 15
 
 
-class NativeMismatch(InputError):
+class NativeMismatch(EngineError):
     """Spark's reports and the emitted windows do not add up: the run is not turned into numbers."""
 
 
@@ -99,7 +99,7 @@ def run_spark_native(stream: Stream, config: RunConfig, spark,
     try:
         run = run_native(started(spark), stream, query.window, query.delay, config.batches,
                          watermark_policy=query.watermark_policy, progress=progress, cancel=cancel)
-    except InputError:
+    except ExplorerError:
         raise
     except Exception as error:  # one readable line, not a JVM stack trace
         raise SparkRunError(f"Spark's own query failed: {failure_reason(error)}") from None

@@ -35,7 +35,7 @@ from explorer.core.assemble import assemble
 from explorer.core.engine import Engine
 from explorer.core.records import BatchRows, StepOutput, TracePoint, as_row, from_row
 from explorer.core.result import Result
-from explorer.errors import InputError
+from explorer.errors import EngineError, InputError, Interrupted
 from explorer.spark.fingerprint import Fingerprint, claim
 from explorer.spark.session import spark_session, started
 from explorer.spark.staging import INPUT_SCHEMA, MARK_ROW, plan_micro_batches, stage
@@ -56,11 +56,11 @@ class Progress:
     duration_ms: int
 
 
-class SparkRunError(InputError):
+class SparkRunError(EngineError):
     """Spark failed mid-run; the message says where and which checkpoint resumes the run."""
 
 
-class Cancelled(InputError):
+class Cancelled(Interrupted):
     """The user stopped the run; its checkpoint can resume it."""
 
 

@@ -28,6 +28,15 @@ MAX_FILE_BYTES = 2 * 1024**3
 SUFFIXES = {".csv": "csv", ".jsonl": "json", ".ndjson": "json", ".json": "json", ".parquet": "parquet", ".pq": "parquet"}
 
 
+
+class MissingColumns(InputError):
+    """Mapped columns the file does not have; ``missing`` names them, so a caller can say where the mapping
+    came from."""
+
+    def __init__(self, message: str, missing: list[str]):
+        super().__init__(message)
+        self.missing = missing
+
 def load_events(
     path: str | Path | Sequence[str | Path],
     time_unit: TimeUnits = None,
@@ -214,8 +223,8 @@ def stream_from_frame(
     if columns:
         missing = [theirs for theirs in columns.values() if theirs not in frame.columns]
         if missing:
-            raise InputError(f"{where}: mapped column(s) {', '.join(map(repr, missing))} not in the file "
-                             f"(it has {', '.join(map(str, frame.columns))})")
+            raise MissingColumns(f"{where}: mapped column(s) {', '.join(map(repr, missing))} not in the file "
+                                 f"(it has {', '.join(map(str, frame.columns))})", missing)
         frame = frame.rename(columns={theirs: ours for ours, theirs in columns.items()})
     if len(frame) == 0:
         raise InputError(f"{where}: no events (the file has a header but no rows)")

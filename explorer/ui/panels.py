@@ -23,7 +23,7 @@ from explorer.compare import Comparison, Disagreement, compare, side_config
 from explorer.config import PRESETS, RunConfig, delay_of
 from explorer.core import Result, run
 from explorer.core.result import differences
-from explorer.errors import InputError
+from explorer.errors import ExplorerError, InputError
 from explorer.export import TARGETS, ExportSource, export
 from explorer.metrics import CurveRow
 from explorer.streams import Stream, batches_for
@@ -128,7 +128,7 @@ class SparkPanel:
         checkpoint for the rules) or the stream changed meanwhile; the buttons are free again either way."""
         try:
             value = work()
-        except InputError as error:
+        except ExplorerError as error:
             if generation == self._stream_generation:
                 self.status.value = f"<span style='color:#a00'>{html.escape(str(error))}</span>"
             return None

@@ -2,8 +2,8 @@
 
     .venv/bin/python benchmarks/bench_core.py            # or: make bench
 
-Goals (issue 2, on the 2-core machine; the reference engine is the plain loop that is the specification): one config over the 20k textbook stream ≤ 20 ms; 003's six-row
-table ≤ 0.2 s; a 41-delay sweep ≤ 0.5 s; 1M events ≤ 2 s (peak memory stated).
+Goals (on the 2-core machine; the reference engine is the plain loop that is the specification): one config over the
+20k textbook stream ≤ 20 ms; 003's six-row table ≤ 0.2 s; a 41-delay sweep ≤ 0.5 s; 1M events ≤ 2 s (peak memory stated).
 """
 
 from __future__ import annotations

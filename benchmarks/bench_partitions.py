@@ -50,8 +50,8 @@ def main() -> None:
     for events in (20_000, 40_000, 200_000):
         few, many = spread(events, 4), spread(events, events // 2)
         for name, config in MERGING.items():
-            t_few = timed(lambda: run(few, config), 3)
-            t_many = timed(lambda: run(many, config), 3)
+            t_few = timed(lambda few=few, config=config: run(few, config), 3)
+            t_many = timed(lambda many=many, config=config: run(many, config), 3)
             print(f"| {events:,} | {events // 2:,} | {name} | {t_few * 1000:.0f} ms | {t_many * 1000:.0f} ms | "
                   f"{t_many / t_few:.2f} |")
 

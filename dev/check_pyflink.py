@@ -488,7 +488,8 @@ def compare(case: Case, ours: PresetOutput, theirs: Output, verbose: bool) -> di
     agree = sum((ours.firings & theirs.firings).values())
     total_f, total_p = sum(theirs.firings.values()), sum(ours.firings.values())
     partly_f, lost_f = flink_partly(case, theirs)
-    report = {"refired_grown": coverage(theirs), "late_updated": ours.late_updated,"agree": agree, "flink": total_f, "preset": total_p, "side_equal": ours.side == theirs.side,
+    report = {"refired_grown": coverage(theirs), "late_updated": ours.late_updated,
+              "agree": agree, "flink": total_f, "preset": total_p, "side_equal": ours.side == theirs.side,
               "side": len(theirs.side), "partly_f": partly_f, "partly_p": ours.partly,
               "partly_metric": ours.partly_metric, "lost_f": lost_f}
     report["same"] = (ours.firings == theirs.firings and report["side_equal"] and partly_f == ours.partly

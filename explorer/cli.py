@@ -118,7 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_source(p_run, required_file=False)
     _add_config(p_run)
     p_run.add_argument("--format", choices=["json", "table"], default="table")
-    p_run.add_argument("--out", metavar="DIR", help="write events.csv, assignments.csv, windows.csv, watermarks.csv and metrics.json")
+    p_run.add_argument("--out", metavar="DIR",
+                       help="write events.csv, assignments.csv, windows.csv, watermarks.csv and metrics.json")
     p_run.add_argument("--force", action="store_true", help="overwrite those files if --out already has them")
     _add_engine(p_run)
 
@@ -457,7 +458,8 @@ def cmd_tune(args: argparse.Namespace) -> None:
     print(f"smallest {knob} reaching {target:.2%}: {exact_seconds(found.delay)} s ({human_duration(found.delay)})")
     below = "" if found.below is None else f"; 1 µs less gives {found.below:.4%}"
     print(f"  completeness {found.completeness:.4%}{below}")
-    print(f"  emit latency mean {human_duration(m.latency_event.mean * MICROS['s'] if m.latency_event.mean is not None else None)}, "
+    mean = m.latency_event.mean
+    print(f"  emit latency mean {human_duration(mean * MICROS['s'] if mean is not None else None)}, "
           f"p95 {human_duration(m.latency_event.p95 * MICROS['s'] if m.latency_event.p95 is not None else None)}; "
           f"refused {m.dropped + m.side_output} of {m.events} events ({found.evaluations} evaluations)")
 
@@ -599,7 +601,8 @@ def _write_table(frame: pd.DataFrame, out: Path) -> None:
     print(f"wrote {len(frame)} events to {out}")
 
 
-COMMANDS = {"run": cmd_run, "curve": cmd_curve, "tune": cmd_tune, "spark-log": cmd_spark_log, "compare": cmd_compare, "export": cmd_export, "validate": cmd_validate,
+COMMANDS = {"run": cmd_run, "curve": cmd_curve, "tune": cmd_tune, "spark-log": cmd_spark_log, "compare": cmd_compare,
+            "export": cmd_export, "validate": cmd_validate,
             "generate": cmd_generate}
 
 

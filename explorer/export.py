@@ -163,11 +163,13 @@ def voltsp_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str
         builder.append(f".withEventTimeExtractor(Event::{source.event_time})")
         strategy = {Strategy.MIN: "MIN_EVENT_TIME", Strategy.MAX: "MAX_EVENT_TIME"}.get(t.strategy, "MAX_EVENT_TIME")
         builder.append(f".withWatermarkStrategy(WatermarkStrategy.{strategy})")
-        if t.delay + (t.bound if t.strategy is not Strategy.MIN else 0):
-            builder.append(f".withDelayWindowClose({_java_duration(t.delay + (t.bound if t.strategy is not Strategy.MIN else 0))})")
+        close_delay = t.delay + (t.bound if t.strategy is not Strategy.MIN else 0)
+        if close_delay:
+            builder.append(f".withDelayWindowClose({_java_duration(close_delay)})")
     if t.idle_timeout is not None:
         builder.append(f".withIdleTimeout({_java_duration(t.idle_timeout)})")
-        builder.append(f".withIdleTimeoutClock(TimeSource.{'EVENT_TIME' if t.idle_clock is TimeSource.EVENT else 'PROCESSING_TIME'})")
+        clock = "EVENT_TIME" if t.idle_clock is TimeSource.EVENT else "PROCESSING_TIME"
+        builder.append(f".withIdleTimeoutClock(TimeSource.{clock})")
     if builder:
         lines.append("    .withTimeConfigBuilder(builder -> builder")
         lines += [f"        {b}" for b in builder]

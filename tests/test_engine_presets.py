@@ -256,7 +256,8 @@ def test_flink_with_idleness_lets_a_silent_partition_leave_the_min():
 def test_kafka_streams_stream_time_is_each_partitions_own():
     """Kafka Streams' stream time moves only when a partition's records arrive, and it is that partition's: a
     partition that falls silent keeps its keys' windows open ("my window never emits", with emitStrategy
-    onWindowClose or suppress) while the other partition's close. Under Flink's min over partitions the silent one holds back both."""
+    onWindowClose or suppress) while the other partition's close. Under Flink's min over partitions the silent one holds
+    back both."""
     frame = pd.DataFrame({"id": ["p1", "q1", "p2", "p3"], "key": ["busy", "quiet", "busy", "busy"],
                           "partition": ["P", "Q", "P", "P"], "event_time": [1.0, 2.0, 30.0, 60.0]})
     stream = stream_from_frame(frame, name="two-partitions")
@@ -368,7 +369,8 @@ def test_beam_sessions_that_only_touch_stay_two(engine):
                               "event_time": [10, b_at, 100]})
         config = replace(make_config({"preset": preset_name, "window": "session:10", "strategy": "scripted",
                                       "delay": "0s"}), batches=BatchSpec(BatchKind.EVENT))
-        return [(w.start / S, w.end / S, w.ids) for w in run(stream_from_frame(frame), config, engine=engine).windows.itertuples()]
+        windows = run(stream_from_frame(frame), config, engine=engine).windows
+        return [(w.start / S, w.end / S, w.ids) for w in windows.itertuples()]
 
     assert sessions(20, "beam") == [(10, 20, ("a",)), (20, 30, ("b",))]
     assert sessions(19.999999, "beam") == [(10, 29.999999, ("a", "b"))]

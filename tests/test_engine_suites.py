@@ -77,7 +77,8 @@ def _number(value: float) -> int | float:
 
 
 def expected(case: dict) -> dict:
-    return {"fired": sorted(case["fired"], key=str) if "fired" in case else None, "side_output": sorted(case.get("side_output", [])),
+    return {"fired": sorted(case["fired"], key=str) if "fired" in case else None,
+            "side_output": sorted(case.get("side_output", [])),
             "dropped": sorted(case.get("dropped", [])), "partly_dropped": sorted(case.get("partly_dropped", []))}
 
 
@@ -109,8 +110,8 @@ def test_engine_suite_cases(suite, name, engine):
     ("kafka-streams", "session_windows", {"session_close_strict": False}),  # sessions [t, t + gap) end elsewhere
     ("kafka-streams", "session_nonzero_grace", {"session_close_strict": False}),  # ontime2 dropped at the edge
     ("kafka-streams", "expired_by_grace", {"bound": 91_000}),  # one ms more grace keeps [100, 110)
-    ("kafka-streams-updates", "time_windows_count", {"emit": Emit.ON_CLOSE}),
-    ("kafka-streams-updates", "hopping_every_update", {"windows_from_zero": False}),  # [-5, 5) forwards too  # one emission per window, at close
+    ("kafka-streams-updates", "time_windows_count", {"emit": Emit.ON_CLOSE}),  # one emission per window, at close
+    ("kafka-streams-updates", "hopping_every_update", {"windows_from_zero": False}),  # [-5, 5) forwards too
     ("kafka-streams-updates", "session_windows_count", {"session_close_strict": False}),  # 599 would not merge
 ])
 def test_the_cases_fail_without_the_rule_they_check(suite, name, changes):

@@ -260,7 +260,8 @@ def test_the_jvm_dying_mid_run_gives_one_line_and_the_committed_count(tmp_path):
 
     work = tmp_path / "work"
     cli = subprocess.Popen([sys.executable, "-m", "explorer", "run", "--synthetic", "textbook", "--events", "3000",
-                            "--engine", "spark", "--spark-ui", "--checkpoint", str(work), "--arrival-batches-per-micro-batch", "20",
+                            "--engine", "spark", "--spark-ui", "--checkpoint", str(work),
+                            "--arrival-batches-per-micro-batch", "20",
                             "--format", "json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     commits = work / "checkpoint" / "commits"
     deadline = time.monotonic() + 240

@@ -311,7 +311,8 @@ class Engine:
 
     def finish(self, last_batch: int, clock: int) -> StepOutput:
         """The input ran out after batch ``last_batch``, committed at ``clock``: the backlog's no-data
-        micro-batch (only when the pending watermark moves past the one in effect, as Spark runs it), then heartbeats until nothing more can fire, then END_OF_STREAM for what is left.
+        micro-batch (only when the pending watermark moves past the one in effect, as Spark runs it), then heartbeats
+        until nothing more can fire, then END_OF_STREAM for what is left.
         (A per-key state may not have seen the last batches; the two arguments bring it up to date.)"""
         self.batch_no = max(self.batch_no, last_batch)
         self.clock.now = max(self.clock.now, clock)

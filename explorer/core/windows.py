@@ -157,7 +157,8 @@ def fixed_spans(t: int, size: int, slide: int, end_inclusive: bool = False,
                 from_zero: bool = False) -> Iterator[tuple[int, int]]:
     """The (start, end) of every tumbling or sliding window aligned to 0 that holds time ``t``, latest start first
     (Spark's TimeWindowing, Flink's and Beam's assigners agree on it). ``from_zero``: none starting before 0
-    when the time is ≥ 0, so every event keeps a window (Kafka Streams' TimeWindows.windowsFor starts at max(0, t − size + advance))."""
+    when the time is ≥ 0, so every event keeps a window (Kafka Streams' TimeWindows.windowsFor starts at
+    max(0, t − size + advance))."""
     placed = t - 1 if end_inclusive else t
     start = (placed // slide) * slide
     while start > placed - size and not (from_zero and start < 0 <= placed):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.config import BatchSpec, WindowKind, WindowSpec
-from explorer.errors import InputError, Interrupted
+from explorer.errors import Interrupted
 from explorer.spark.progress import BatchProgress, parse_progress
 from explorer.streams import Stream, assign_batches
 

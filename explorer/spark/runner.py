@@ -35,7 +35,7 @@ from explorer.core.assemble import assemble
 from explorer.core.engine import Engine
 from explorer.core.records import BatchRows, StepOutput, TracePoint, as_row, from_row
 from explorer.core.result import Result
-from explorer.errors import EngineError, InputError, Interrupted
+from explorer.errors import EngineError, Interrupted
 from explorer.spark.fingerprint import Fingerprint, claim
 from explorer.spark.session import spark_session, started
 from explorer.spark.staging import INPUT_SCHEMA, MARK_ROW, plan_micro_batches, stage

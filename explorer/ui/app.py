@@ -29,7 +29,8 @@ from explorer.ui.controls import Controls
 from explorer.ui.job_log_panel import JobLogPanel
 from explorer.ui.panels import ComparePanel, ExportPanel, SparkPanel
 from explorer.ui.figures import (POINT_BUDGET, ALL_KEYS, plot_time, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
-                                 STATUS_LABELS, STATUSES, TwoClocks, compact, delay_histogram, follow_page_zoom, quantile_labels, send,
+                                 STATUS_LABELS, STATUSES, TwoClocks, compact, delay_histogram, follow_page_zoom, quantile_labels,
+                                 send,
                                  scripted_marks, two_clocks, watermark_steps)
 from explorer.ui.page_frames import ClocksUpdate, PageFrames, mirror
 from explorer.ui.inspector import explain_event, explain_window

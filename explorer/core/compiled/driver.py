@@ -192,7 +192,8 @@ def _commit(st, b):
 
 @njit(cache=True)
 def _finish(st):
-    """The input ran out: the backlog's no-data micro-batch (when the watermark moves), then heartbeats until nothing more can fire,
+    """The input ran out: the backlog's no-data micro-batch (when the watermark moves), then heartbeats until nothing more
+    can fire,
     then END_OF_STREAM for whatever is still open."""
     m = st.m
     m[SC_BATCH] = max(m[SC_BATCH], st.n_batches)

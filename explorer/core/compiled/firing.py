@@ -12,7 +12,7 @@ from explorer.core.compiled import heaps
 from explorer.core.compiled.layout import (KIND_HEARTBEAT, NONE, REASON_IDLE_TIMEOUT, REASON_UPDATE, REASON_WATERMARK,
                                            SC_CLOCK, SC_DUE_SIZE, SC_IDLE_SIZE, SC_NOW, TRACE_ALL_SOURCES)
 from explorer.core.compiled.watermarks import effective, group_raw, source_raw
-from explorer.core.compiled.rows import group_of_window, write_emission, write_trace
+from explorer.core.compiled.rows import write_emission, write_trace
 from explorer.core.compiled.windows import push_purge, remove, schedule_due, within_horizon
 
 

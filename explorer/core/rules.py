@@ -7,7 +7,7 @@ stream too, so a per-key scope then means nothing; Bytewax's forgotten clock nee
 windows. Every runner needs those switches, and when each worked them out for itself they drifted apart.
 
 :func:`derive` works them out once. The reference engine (``core/engine.py``), the compiled kernel's plan
-(``core/compiled/plan.py``, whose state fields are generated from :class:`Rules`), the Spark runner and export
+(``core/compiled/plan.py``; its ``State``, in ``compiled/state.py``, has a field per rule), the Spark runner and export
 read the record it returns. ``tests/test_rules.py`` fails when a rule is added to one of them only.
 
 "Off" has one spelling here: ``None`` (an idle timeout that never fires). The kernel's integer encoding of
@@ -42,8 +42,8 @@ def effective_watermark(raw: int, delay: int) -> int:
 class Rules:
     """Every switch a run's decisions depend on, derived from a RunConfig by :func:`derive`.
 
-    The fields are the kernel's settings too (``plan.State`` is generated from them), so each is a bool or
-    an int (or ``None`` for off)."""
+    The fields are the kernel's settings too (``compiled.state.State`` has one per rule, in this order), so
+    each is a bool or an int (or ``None`` for off)."""
 
     # whose clock: processing time makes the watermark the clock itself
     processing: bool

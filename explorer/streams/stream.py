@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Hashable, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 if TYPE_CHECKING:
     from explorer.streams.times import TimeFormat
 
 COLUMNS = ("id", "key", "event_time", "arrival_time", "batch", "partition", "offset", "value")
+T = TypeVar("T")
 WATERMARK_COLUMNS = ("watermark", "arrival_time", "batch", "after")
 
 
@@ -51,14 +53,15 @@ class Stream:
     watermarks: pd.DataFrame = field(default_factory=no_watermarks)
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    def cached(self, key: Any, make: Callable[[], Any]) -> Any:
+    def cached(self, key: Hashable, make: Callable[[], T]) -> T:
         """Derived data that depends only on the (immutable) events: computed once per stream, so a
         slider move or a sweep does not redo it."""
         if key not in self.cache:
             self.cache[key] = make()
-        return self.cache[key]
+        value: T = self.cache[key]
+        return value
 
-    def codes(self, column: str) -> tuple[np.ndarray, np.ndarray]:
+    def codes(self, column: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.object_]]:
         """(integer code per event, sorted distinct values) of a text column."""
         return self.cached(("codes", column), lambda: _factorize(self.events[column]))
 
@@ -101,6 +104,6 @@ class StreamArrays:
     partitions: np.ndarray
 
 
-def _factorize(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+def _factorize(column: pd.Series) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.object_]]:
     codes, names = pd.factorize(column.to_numpy(dtype=object), sort=True)
     return codes.astype(np.int64), np.asarray(names, dtype=object)

@@ -45,12 +45,13 @@ def cache_dir() -> Path:
 def _load_kernel() -> None:
     """Import the kernel's modules with numba's cache pointed at :func:`cache_dir` (read as each function is
     decorated), then put numba's setting back for everyone else."""
-    previous = numba.config.CACHE_DIR
-    numba.config.CACHE_DIR = str(cache_dir())
+    # numba.config sets its options as module globals at runtime, so no type checker sees them
+    previous = numba.config.CACHE_DIR  # type: ignore[attr-defined]
+    numba.config.CACHE_DIR = str(cache_dir())  # type: ignore[attr-defined]
     try:
         from explorer.core.compiled import driver  # noqa: F401  (decorates every kernel function)
     finally:
-        numba.config.CACHE_DIR = previous
+        numba.config.CACHE_DIR = previous  # type: ignore[attr-defined]
 
 
 _load_kernel()

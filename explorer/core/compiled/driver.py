@@ -4,6 +4,8 @@ The same sequence as the reference engine's ``step`` and ``finish``, decision fo
 it calls live in ``watermarks``, ``windows`` and ``firing``.
 """
 
+from __future__ import annotations
+
 import numpy as np
 from numba import njit
 
@@ -18,17 +20,18 @@ from explorer.core.compiled.watermarks import (advance, batch_candidate, effecti
                                                mark_idle_partitions, observe_element, observe_partition)
 from explorer.core.compiled.rows import group_of_window
 from explorer.core.compiled.windows import admit_fixed, admit_session
+from explorer.core.compiled.state import Arena, State
 
 
 @njit(cache=True, nogil=True)
-def run(st):
+def run(st: State) -> None:
     for b in range(st.n_batches):
         _step(st, b)
     _finish(st)
 
 
 @njit(cache=True, inline="always")
-def _touch(m, stamps, listed, count_slot, item, stamp):
+def _touch(m: Arena, stamps: int, listed: int, count_slot: int, item: int, stamp: int) -> bool:
     """List ``item`` once per batch; True the first time."""
     if m[stamps + item] == stamp:
         return False
@@ -39,7 +42,7 @@ def _touch(m, stamps, listed, count_slot, item, stamp):
 
 
 @njit(cache=True, inline="always")
-def _status(st, late, refused, taken):
+def _status(st: State, late: bool, refused: bool, taken: bool) -> int:
     """The reference's ``Lateness.status``: refused when a window refused it (with every-window: when none took
     it); else late-updated if a window took it late."""
     if refused and not (st.refuse_every and taken):
@@ -48,7 +51,7 @@ def _status(st, late, refused, taken):
 
 
 @njit(cache=True, inline="always")
-def _step(st, b):
+def _step(st: State, b: int) -> None:
     m = st.m
     lo, hi = m[st.batch_start + b], m[st.batch_start + b + 1]
     if m[SC_BATCH] > 0:
@@ -94,7 +97,7 @@ def _step(st, b):
 
 
 @njit(cache=True)
-def _emit_updates(st, i, at, raw):
+def _emit_updates(st: State, i: int, at: int, raw: int) -> None:
     """Emit on-update: every window event i joined forwards its new result at once, carrying event i."""
     m = st.m
     if st.session:
@@ -107,7 +110,7 @@ def _emit_updates(st, i, at, raw):
 
 
 @njit(cache=True)
-def _fire_on_element(st, i, at, raw, eff):
+def _fire_on_element(st: State, i: int, at: int, raw: int, eff: int) -> None:
     """The reference's ``Engine._fire_on_element`` (Flink's EventTimeTrigger.onElement): every window event i
     joined that the watermark has already passed fires at ``at``, its arrival, not at the commit."""
     m = st.m
@@ -121,7 +124,7 @@ def _fire_on_element(st, i, at, raw, eff):
 
 
 @njit(cache=True, inline="always")
-def _fire_if_passed(st, w, at, raw, eff):
+def _fire_if_passed(st: State, w: int, at: int, raw: int, eff: int) -> None:
     m = st.m
     if m[st.win_dirty + w]:  # an emitted window re-fires (listed for the commit too, where it is now clean)
         m[st.win_dirty + w] = 0
@@ -131,7 +134,7 @@ def _fire_if_passed(st, w, at, raw, eff):
 
 
 @njit(cache=True)
-def _advance_pending(st):
+def _advance_pending(st: State) -> None:
     m = st.m
     for i in range(m[SC_PENDING]):
         s = m[st.src_pending + i]
@@ -139,13 +142,13 @@ def _advance_pending(st):
 
 
 @njit(cache=True, inline="always")
-def _candidate(st, s, b):
+def _candidate(st: State, s: int, b: int) -> int:
     """Where batch b's commit moves source s: its smallest/largest event time, or its scripted watermark."""
     return st.m[st.batch_scripted + b] if st.scripted else batch_candidate(st, s)
 
 
 @njit(cache=True, inline="always")
-def _commit(st, b):
+def _commit(st: State, b: int) -> None:
     m = st.m
     commit = m[st.commit + b]
     m[SC_CLOCK] = max(m[SC_CLOCK], commit)
@@ -191,7 +194,7 @@ def _commit(st, b):
 
 
 @njit(cache=True)
-def _finish(st):
+def _finish(st: State) -> None:
     """The input ran out: the backlog's no-data micro-batch (when the watermark moves), then heartbeats until nothing more
     can fire,
     then END_OF_STREAM for whatever is still open."""
@@ -226,7 +229,7 @@ def _finish(st):
 
 
 @njit(cache=True)
-def gather_ids(m, node_row, node_next, heads, counts):
+def gather_ids(m: Arena, node_row: int, node_next: int, heads: Arena, counts: Arena) -> Arena:
     """The rows of every emission's events, emission after emission (each a prefix of its window's list)."""
     out = np.empty(counts.sum(), np.int64)
     pos = 0

@@ -6,6 +6,8 @@ Heaps hold (end, window) entries lazily: an entry counts only while its window i
 ends there, exactly as in the reference engine.
 """
 
+from __future__ import annotations
+
 from numba import njit
 
 from explorer.core.compiled import heaps
@@ -14,10 +16,11 @@ from explorer.core.compiled.layout import (KIND_HEARTBEAT, NONE, REASON_IDLE_TIM
 from explorer.core.compiled.watermarks import effective, group_raw, source_raw
 from explorer.core.compiled.rows import write_emission, write_trace
 from explorer.core.compiled.windows import push_purge, remove, schedule_due, within_horizon
+from explorer.core.compiled.state import State
 
 
 @njit(cache=True)
-def emit(st, w, reason, at, raw, record=-1):
+def emit(st: State, w: int, reason: int, at: int, raw: int, record: int = -1) -> None:
     """Record an emission of window w. On-update only an UPDATE emits (``record``: the event it carries)."""
     m = st.m
     if st.on_update and reason != REASON_UPDATE:
@@ -27,7 +30,7 @@ def emit(st, w, reason, at, raw, record=-1):
 
 
 @njit(cache=True)
-def fire(st, w, reason, at, raw):
+def fire(st: State, w: int, reason: int, at: int, raw: int) -> None:
     m = st.m
     m[st.win_fired + w] = 1
     emit(st, w, reason, at, raw)
@@ -42,7 +45,7 @@ def fire(st, w, reason, at, raw):
 
 
 @njit(cache=True, inline="always")
-def _fire_top(st, g):
+def _fire_top(st: State, g: int) -> tuple[int, int, bool]:
     """(end, window, whether the entry still counts) at the top of group g's fire heap."""
     m = st.m
     base = m[st.grp_fire_base + g]
@@ -51,13 +54,13 @@ def _fire_top(st, g):
 
 
 @njit(cache=True, inline="always")
-def _pop_fire(st, g):
+def _pop_fire(st: State, g: int) -> None:
     base = st.m[st.grp_fire_base + g]
     heaps.pop(st.m, st.fire_keys + base, st.fire_values + base, st.grp_fire_size + g)
 
 
 @njit(cache=True)
-def clean_fire_top(st, g):
+def clean_fire_top(st: State, g: int) -> bool:
     """Drop stale entries from the top of group g's fire heap; True when a live one is left."""
     while st.m[st.grp_fire_size + g] > 0:
         if _fire_top(st, g)[2]:
@@ -67,14 +70,14 @@ def clean_fire_top(st, g):
 
 
 @njit(cache=True, inline="always")
-def fire_ready(st, g, at):
+def fire_ready(st: State, g: int, at: int) -> None:
     """Fire every window of group g whose end the effective watermark has reached."""
     if st.m[st.grp_fire_size + g] > 0:
         _fire_ready(st, g, at)
 
 
 @njit(cache=True)
-def _fire_ready(st, g, at):
+def _fire_ready(st: State, g: int, at: int) -> None:
     raw = group_raw(st, g)
     eff = effective(raw, st.delay)
     while st.m[st.grp_fire_size + g] > 0:
@@ -87,14 +90,14 @@ def _fire_ready(st, g, at):
 
 
 @njit(cache=True, inline="always")
-def purge(st, g):
+def purge(st: State, g: int) -> None:
     """Drop fired windows whose end + allowed lateness the effective watermark has passed."""
     if st.m[st.grp_purge_size + g] > 0:
         _purge(st, g)
 
 
 @njit(cache=True)
-def _purge(st, g):
+def _purge(st: State, g: int) -> None:
     m = st.m
     size = st.grp_purge_size + g
     eff = effective(group_raw(st, g), st.delay)
@@ -112,7 +115,7 @@ def _purge(st, g):
 
 
 @njit(cache=True)
-def touch_key(st, k, basis):
+def touch_key(st: State, k: int, basis: int) -> None:
     """Idleness per key: the key's silence now counts from ``basis`` (its newest time on the idle clock)."""
     m = st.m
     last = max(basis, m[st.key_last + k])
@@ -124,7 +127,7 @@ def touch_key(st, k, basis):
 
 
 @njit(cache=True, inline="always")
-def _clean_idle_top(st):
+def _clean_idle_top(st: State) -> bool:
     m = st.m
     while m[SC_IDLE_SIZE] > 0:
         k = m[st.idle_values]
@@ -135,7 +138,7 @@ def _clean_idle_top(st):
 
 
 @njit(cache=True)
-def check_idle(st, now, at):
+def check_idle(st: State, now: int, at: int) -> None:
     """Flush the windows of every key silent for the idle timeout by ``now``."""
     m = st.m
     while _clean_idle_top(st) and m[st.idle_keys] <= now:
@@ -151,7 +154,7 @@ def check_idle(st, now, at):
 
 
 @njit(cache=True, inline="always")
-def _next_deadline(st):
+def _next_deadline(st: State) -> tuple[bool, int]:
     """(found, the earliest processing time at which a heartbeat could change something)."""
     found = False
     best = NONE
@@ -167,13 +170,13 @@ def _next_deadline(st):
 
 
 @njit(cache=True, inline="always")
-def heartbeats_matter(st):
+def heartbeats_matter(st: State) -> bool:
     """Whether a heartbeat can change anything: idleness on the processing clock, or processing time."""
-    return st.processing or (st.idle_timeout >= 0 and st.idle_processing)
+    return st.processing != 0 or (st.idle_timeout >= 0 and st.idle_processing != 0)
 
 
 @njit(cache=True)
-def heartbeats(st, before, bounded):
+def heartbeats(st: State, before: int, bounded: bool) -> None:
     """Run the pipeline heartbeats that tick (on multiples of the interval) before ``before`` (or all of
     them, when not ``bounded``: the input has run out)."""
     m = st.m
@@ -199,7 +202,7 @@ def heartbeats(st, before, bounded):
 
 
 @njit(cache=True)
-def _due(st, g):
+def _due(st: State, g: int) -> tuple[bool, int]:
     """(found, when group g's moving event-clock mark reaches its earliest waiting window's end)."""
     raw = st.m[st.src_raw + g]
     if raw == NONE or not clean_fire_top(st, g):
@@ -208,7 +211,7 @@ def _due(st, g):
 
 
 @njit(cache=True)
-def event_clock_passes(st, until):
+def event_clock_passes(st: State, until: int) -> None:
     """Between batches an event clock keeps advancing: each window closes at the exact processing time its
     watermark reaches the end (Bytewax wakes the operator then), stamped with the batch before. Groups are
     independent, so each is taken in the order of its own due times."""
@@ -231,7 +234,7 @@ def event_clock_passes(st, until):
 
 
 @njit(cache=True)
-def reschedule_due(st, g):
+def reschedule_due(st: State, g: int) -> None:
     """The event clock's mark of group g was fast-forwarded: its windows are due earlier."""
     found, at = _due(st, g)
     if found:
@@ -239,7 +242,7 @@ def reschedule_due(st, g):
 
 
 @njit(cache=True, inline="always")
-def record_trace(st, n_sources, at, kind):
+def record_trace(st: State, n_sources: int, at: int, kind: int) -> None:
     """One trace row per source listed at ``src_trace`` (sorted here, in place), then the merged row."""
     m = st.m
     listed = m[st.src_trace:st.src_trace + n_sources]

@@ -3,12 +3,12 @@
 numba compiles module-level ints as constants, so these names cost nothing inside the kernel.
 
 The kernel's state is one int64 array (the arena, ``st.m``) plus a namedtuple of ints: the configuration,
-the sizes, and where each table starts in the arena (``plan.State``). One array, because numba passes each
+the sizes, and where each table starts in the arena (``state.State``). One array, because numba passes each
 array of a tuple with a reference-count update on every call: a state of 21 arrays cost 180 ns per call,
 one array and a hundred ints cost 10.
 """
 
-from explorer.core.rules import NONE  # noqa: F401  ("no watermark yet", one definition for both engines)
+from explorer.core.rules import NONE as NONE  # ("no watermark yet", one definition for both engines)
 
 NO_SCRIPTED = -(2**63)  # a batch without a scripted watermark (streams.batching.NO_SCRIPTED)
 

@@ -7,16 +7,16 @@ a slider step or a 41-point sweep prepares it once.
 
 from __future__ import annotations
 
-from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from explorer.config import RunConfig
 from explorer.core.compiled import layout as L
-from explorer.core.compiled.layout import NONE
-from explorer.core.rules import RULE_NAMES, as_ints, derive
+from explorer.core.compiled.state import TABLES, State
+from explorer.core.rules import as_ints, derive
 from explorer.streams import Stream, batches_for
 
 def kernel_config(config: RunConfig) -> dict[str, int]:
@@ -28,12 +28,12 @@ def kernel_config(config: RunConfig) -> dict[str, int]:
 class EventCodes:
     """The stream as the kernel reads it: times in µs and text columns as integer codes (sorted names)."""
 
-    t: np.ndarray  # event time, or arrival time under processing time
-    arrival: np.ndarray
-    key: np.ndarray
-    key_names: np.ndarray
-    partition: np.ndarray
-    partition_names: np.ndarray
+    t: npt.NDArray[np.int64]  # event time, or arrival time under processing time
+    arrival: npt.NDArray[np.int64]
+    key: npt.NDArray[np.int64]
+    key_names: npt.NDArray[np.object_]
+    partition: npt.NDArray[np.int64]
+    partition_names: npt.NDArray[np.object_]
 
 
 def event_codes(stream: Stream, processing: bool) -> EventCodes:
@@ -53,10 +53,10 @@ class FixedWindows:
     """Every (event, window) pair of tumbling or sliding windows: ``window_of[event, j]`` is the id of the
     event's j-th window, latest start first (as the reference engine visits them), or −1 past its last."""
 
-    window_of: np.ndarray
-    key: np.ndarray
-    start: np.ndarray
-    end: np.ndarray
+    window_of: npt.NDArray[np.int64]
+    key: npt.NDArray[np.int64]
+    start: npt.NDArray[np.int64]
+    end: npt.NDArray[np.int64]
 
 
 def fixed_windows(stream: Stream, config: RunConfig) -> FixedWindows:
@@ -91,77 +91,23 @@ def _fixed_windows(codes: EventCodes, size: int, slide: int, end_inclusive: bool
     return FixedWindows(window_of, np.asarray(w_key, dtype=np.int64), w_start, w_start + size)
 
 
-# The state's tables in the arena: (name, dimension, initial value). Each name becomes a State field
-# holding where the table starts; the dimension names a size computed in ``prepare``.
-TABLES = [
-    # per event, in arrival order
-    ("ev_t", "events", None), ("ev_arrival", "events", None), ("ev_key", "events", None),
-    ("ev_partition", "events", None), ("ev_source", "events", None), ("ev_group", "events", None),
-    ("ev_status", "events", 0), ("ev_seen_raw", "events", 0),
-    # sessions: the session each event joined (−1: refused), whether it was late, its own [t, t + gap) end
-    ("ev_session", "session_events", -1), ("ev_session_late", "session_events", 0),
-    ("ev_session_end", "session_events", 0),
-    # batches: first event of each (and the end), commit times, first arrival, scripted watermark (or NO_SCRIPTED)
-    ("batch_start", "batch_starts", None), ("commit", "batches", None), ("batch_open", "batches", None),
-    ("batch_scripted", "batches", None),
-    # fixed windows: each (event, j) pair's window id, whether it was late for it and admitted to it
-    ("window_of", "pairs", None), ("pair_late", "pairs", 0), ("pair_admitted", "pairs", 0),
-    # per watermark source (a key, a partition, or the one global source)
-    ("src_raw", "sources", NONE), ("src_set_at", "sources", 0), ("src_batch_min", "sources", 0),
-    ("src_batch_max", "sources", 0), ("src_stamp", "sources", 0), ("src_touched", "sources", 0),
-    ("src_trace", "sources", 0), ("src_pending", "sources", 0), ("src_pending_value", "sources", 0),
-    # per partition (Flink's withIdleness)
-    ("part_seen", "partitions", 0), ("part_has_seen", "partitions", 0), ("part_idle", "partitions", 0),
-    ("part_heap_keys", "part_heap", 0), ("part_heap_values", "part_heap", 0),
-    # the partition merge's tournament tree (root at 1, leaves from merge_leaves; watermarks.merge_changed)
-    ("merge_tree", "merge_tree", None),
-    # per group of windows that share a closing watermark
-    ("grp_max_seen", "groups", NONE), ("grp_stamp", "groups", 0), ("grp_touched", "groups", 0),
-    ("grp_fire_base", "groups", None), ("grp_fire_size", "groups", 0), ("grp_purge_base", "groups", None),
-    ("grp_purge_size", "groups", 0), ("grp_due_at", "groups", 0), ("grp_due_listed", "groups", 0),
-    # per key
-    ("key_group", "keys", None), ("key_last", "keys", NONE), ("key_deadline", "keys", 0),
-    ("key_has_deadline", "keys", 0), ("key_head", "keys", -1), ("key_tail", "keys", -1),
-    ("key_waiting", "keys", 0),  # windows alive and not fired, kept only with forget_empty (fixed windows)
-    # per window
-    ("win_key", "windows", None), ("win_start", "windows", None), ("win_end", "windows", None),
-    ("win_alive", "windows", 0), ("win_fired", "windows", 0), ("win_dirty", "windows", 0),
-    ("win_revision", "windows", 0), ("win_head", "windows", -1), ("win_tail", "windows", -1),
-    ("win_count", "windows", 0), ("win_into", "windows", -1), ("win_prev", "windows", -1),
-    ("win_next", "windows", -1),
-    # window contents: one node per admission
-    ("node_row", "nodes", 0), ("node_next", "nodes", 0),
-    # heaps (keys, values): fire and purge in blocks per group, idle (per key) and due (event clock)
-    ("fire_keys", "fire", 0), ("fire_values", "fire", 0), ("purge_keys", "purge", 0),
-    ("purge_values", "purge", 0), ("idle_keys", "idle", 0), ("idle_values", "idle", 0),
-    ("due_keys", "due", 0), ("due_values", "due", 0),
-    # scratch: windows to re-emit at commit, sessions an event touches
-    ("dirty", "dirty", 0), ("touching", "touching", 0),
-    # the records
-    ("emissions", "emission_slots", 0), ("trace", "trace_slots", 0),
-]
-SIZE_FIELDS = ["n_events", "n_batches", "per_event", "n_sources", "n_groups", "n_windows", "emissions_capacity",
-               "trace_capacity", "merge_leaves"]
-State = namedtuple("State", ["m", *RULE_NAMES] + SIZE_FIELDS + [name for name, _, _ in TABLES])
-
-
 @dataclass
 class Prepared:
     """The state for one run, and what is needed to read it back."""
 
     state: State
     codes: EventCodes
-    source_names: np.ndarray
+    source_names: npt.NDArray[np.object_]
     windows: FixedWindows | None
     sizes: dict[str, int]  # each table's length, by its State name
 
-    def table(self, name: str, size: int | None = None) -> np.ndarray:
+    def table(self, name: str, size: int | None = None) -> npt.NDArray[np.int64]:
         """A table of the arena by its State name (a view)."""
         start = getattr(self.state, name)
         return self.state.m[start:start + (self.sizes[name] if size is None else size)]
 
 
-def _merge_tree(n_partitions: int, leaves: int, pick_min: bool) -> np.ndarray:
+def _merge_tree(n_partitions: int, leaves: int, pick_min: bool) -> npt.NDArray[np.int64]:
     """The merge tree before the first record: no partition has a mark yet; padding leaves never win."""
     absent = L.ABSENT_FROM_MIN if pick_min else L.ABSENT_FROM_MAX
     tree = np.full(2 * leaves, absent, dtype=np.int64)
@@ -172,7 +118,7 @@ def _merge_tree(n_partitions: int, leaves: int, pick_min: bool) -> np.ndarray:
     return tree
 
 
-def _blocks(bound_per_group: np.ndarray) -> np.ndarray:
+def _blocks(bound_per_group: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     return np.concatenate([[0], np.cumsum(bound_per_group)[:-1]]).astype(np.int64)
 
 
@@ -188,6 +134,7 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         source, source_names = codes.partition, codes.partition_names
     else:
         source, source_names = np.zeros(n, dtype=np.int64), np.array(["*"], dtype=object)
+    key_group: npt.NDArray[np.int64] | int  # a table, or 0 for the one global group
     if settings["per_key"]:
         group, n_groups, key_group = codes.key, n_keys, np.arange(n_keys)
     elif settings["per_partition"]:  # a group per partition, which is also its source; each key in one
@@ -204,7 +151,9 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         fire_bound = events_per_group  # each event pushes its session at most once
         purge_bound = 2 * events_per_group  # each fire, and each late growth of an emitted session
         nodes = n
-        window_key = window_start = window_end = 0
+        window_key: npt.NDArray[np.int64] | int = 0  # allocated as sessions open
+        window_start: npt.NDArray[np.int64] | int = 0
+        window_end: npt.NDArray[np.int64] | int = 0
     else:
         windows = fixed_windows(stream, config)
         per_event, n_windows = windows.window_of.shape[1], len(windows.key)
@@ -244,7 +193,7 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         "part_heap": n + n_parts if merged and settings["source_idle_timeout"] >= 0 else 0,  # a push per record + the start
         "merge_tree": 2 * merge_leaves,
     }
-    initial = {
+    initial: dict[str, npt.NDArray[np.int64] | int] = {
         "ev_t": codes.t, "ev_arrival": codes.arrival, "ev_key": codes.key, "ev_partition": codes.partition,
         "ev_source": source, "ev_group": group, "batch_start": batches.starts, "commit": batches.commit_time,
         "batch_open": batches.opens, "batch_scripted": batches.scripted,
@@ -253,7 +202,8 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         "win_key": window_key, "win_start": window_start, "win_end": window_end,
         "merge_tree": _merge_tree(len(source_names), merge_leaves, bool(settings["pick_min"])) if merged else 0,
     }
-    starts, at = {}, L.SC_SLOTS
+    starts: dict[str, int] = {}
+    at = L.SC_SLOTS
     for name, dimension, _ in TABLES:
         starts[name] = at
         at += sizes[dimension]

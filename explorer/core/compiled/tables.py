@@ -104,6 +104,7 @@ def assignment_table(config: RunConfig, prepared: Prepared) -> pd.DataFrame:
         event, start, end, late, admitted = rows[order], start[order], end[order], late[order], admitted[order]
     else:
         windows = prepared.windows
+        assert windows is not None  # fixed windows are laid out before the run (plan.fixed_windows)
         window_of = prepared.table("window_of")
         valid = window_of >= 0
         event = np.repeat(np.arange(prepared.state.n_events), prepared.state.per_event)[valid]

@@ -18,22 +18,26 @@ Each function mirrors one method of the reference engine (``explorer/core/engine
 that method is called, so that the merged floor, the one stateful read, sees the same values.
 """
 
+from __future__ import annotations
+
 from numba import njit, vectorize
 
 from explorer.core.compiled import heaps
 from explorer.core.rules import effective_watermark
 from explorer.core.compiled.layout import (ABSENT_FROM_MAX, ABSENT_FROM_MIN, NONE, NO_MARK_YET, SC_CLOCK, SC_FLOOR,
                                            SC_NOW, SC_PART_HEAP_SIZE, SC_STARTED)
+from explorer.core.compiled.state import State
 
 
 # raw − delayWindowClose, compiled from the one definition (core.rules): for one value in the kernel, and
 # for a whole column when the tables are read back
 effective = njit(cache=True, inline="always")(effective_watermark)
-effective_column = vectorize(["int64(int64, int64)"], cache=True)(effective_watermark)
+effective_column = vectorize(["int64(int64, int64)"], cache=True)(  # type: ignore[no-untyped-call]  # numba has no annotations
+    effective_watermark)
 
 
 @njit(cache=True, inline="always")
-def in_unit(t, unit):
+def in_unit(t: int, unit: int) -> int:
     """An event time as the watermark reads it, in whole units toward zero (Spark's ms: t / 1000)."""
     if unit == 1:
         return t
@@ -42,21 +46,23 @@ def in_unit(t, unit):
 
 
 @njit(cache=True, inline="always")
-def source_raw(st, s):
+def source_raw(st: State, s: int) -> int:
     """A source's raw watermark now; the event clock's keeps moving with processing time."""
     m = st.m
-    raw = m[st.src_raw + s]
+    raw: int = m[st.src_raw + s]
     if raw != NONE and st.event_clock:
-        return raw + (m[SC_NOW] - m[st.src_set_at + s])
+        moved: int = m[SC_NOW] - m[st.src_set_at + s]
+        return raw + moved
     return raw
 
 
 @njit(cache=True, inline="always")
-def group_raw(st, g):
-    """The raw watermark that closes group g's windows (the reference's ``raw_of_group``)."""
+def group_raw(st: State, g: int) -> int:
+    """The raw watermark that closes group g's windows (the reference's ``Engine.group_raw``)."""
     m = st.m
     if st.processing:
-        return m[SC_CLOCK]
+        clock: int = m[SC_CLOCK]
+        return clock
     if not st.merged:
         return source_raw(st, g)
     root = m[st.merge_tree + 1]
@@ -68,24 +74,25 @@ def group_raw(st, g):
         return best
     if found and best > m[SC_FLOOR]:  # idle partitions left out; what was merged is never taken back
         m[SC_FLOOR] = best
-    return m[SC_FLOOR]
+    floor: int = m[SC_FLOOR]
+    return floor
 
 
 @njit(cache=True, inline="always")
-def _merge_leaf(st, p):
+def _merge_leaf(st: State, p: int) -> int:
     """Partition p's value in the merge tree: its raw mark (the event clock's less the time it was set, so that
     every leaf moves with the clock alike), or a value the merge never picks while p is idle."""
     m = st.m
     if m[st.part_idle + p]:
         return ABSENT_FROM_MIN if st.pick_min else ABSENT_FROM_MAX
-    raw = m[st.src_raw + p]
+    raw: int = m[st.src_raw + p]
     if raw == NONE:
         return NO_MARK_YET
     return raw - m[st.src_set_at + p] if st.event_clock else raw
 
 
 @njit(cache=True)
-def merge_changed(st, p):
+def merge_changed(st: State, p: int) -> None:
     """Partition p's mark or idleness changed: update its leaf and the path to the root, up to the first node
     that keeps its value."""
     m = st.m
@@ -102,7 +109,7 @@ def merge_changed(st, p):
 
 
 @njit(cache=True)
-def observe_partition(st, p, arrival):
+def observe_partition(st: State, p: int, arrival: int) -> None:
     """withIdleness: a record makes its partition active again and dates its silence."""
     m = st.m
     if m[SC_STARTED] == NONE:  # every partition's silence counts from the first arrival
@@ -119,7 +126,7 @@ def observe_partition(st, p, arrival):
 
 
 @njit(cache=True)
-def mark_idle_partitions(st, now):
+def mark_idle_partitions(st: State, now: int) -> None:
     """withIdleness: partitions whose last record (or the start, if none yet) is older than the timeout. The
     heap holds (arrival, partition) per record; an entry counts while it is still its partition's last."""
     m = st.m
@@ -133,7 +140,7 @@ def mark_idle_partitions(st, now):
 
 
 @njit(cache=True)
-def fast_forward(st, s, t, eff):
+def fast_forward(st: State, s: int, t: int, eff: int) -> bool:
     """The event clock: a timely item (t ≥ the effective watermark it met) whose t − L is ahead of the moving
     mark resets it there, from now on. Returns whether it did."""
     candidate = in_unit(t, st.watermark_unit) - st.bound
@@ -147,7 +154,7 @@ def fast_forward(st, s, t, eff):
 
 
 @njit(cache=True, inline="always")
-def observe_element(st, s, t, first_in_batch):
+def observe_element(st: State, s: int, t: int, first_in_batch: bool) -> None:
     """What one element tells its source's generator: bounded out-of-orderness moves to max seen − L at once;
     per-batch MIN/MAX note the batch's smallest and largest event time (each in watermark units)."""
     m = st.m
@@ -166,12 +173,13 @@ def observe_element(st, s, t, first_in_batch):
 
 
 @njit(cache=True, inline="always")
-def batch_candidate(st, s):
-    return st.m[st.src_batch_min + s] if st.strategy_min else st.m[st.src_batch_max + s]
+def batch_candidate(st: State, s: int) -> int:
+    candidate: int = st.m[st.src_batch_min + s] if st.strategy_min else st.m[st.src_batch_max + s]
+    return candidate
 
 
 @njit(cache=True, inline="always")
-def advance(st, s, value):
+def advance(st: State, s: int, value: int) -> None:
     """A raw watermark never moves back."""
     if value > st.m[st.src_raw + s]:
         st.m[st.src_raw + s] = value

@@ -8,15 +8,18 @@ A window's contents are a linked list of nodes (one per admission), so that a me
 another in O(1); an emission records (head, count), the prefix the window held then.
 """
 
+from __future__ import annotations
+
 from numba import njit
 
 from explorer.core.compiled import heaps
 from explorer.core.compiled.layout import NONE, REASON_TOMBSTONE, SC_ALIVE, SC_DIRTY, SC_DUE_SIZE, SC_NODES, SC_WINDOWS
 from explorer.core.compiled.rows import group_of_window, write_emission
+from explorer.core.compiled.state import State
 
 
 @njit(cache=True)
-def schedule_due(st, g, due):
+def schedule_due(st: State, g: int, due: int) -> None:
     """The event clock closes a window at the processing time its group's moving mark reaches the window's
     end. The due heap keeps, per group, one entry no later than that time (``grp_due_at``), so the passes
     between batches find the groups to wake without scanning every group."""
@@ -28,7 +31,7 @@ def schedule_due(st, g, due):
 
 
 @njit(cache=True)
-def push_fire(st, w):
+def push_fire(st: State, w: int) -> None:
     m = st.m
     g = group_of_window(st, w)
     end = m[st.win_end + w]
@@ -40,7 +43,7 @@ def push_fire(st, w):
 
 
 @njit(cache=True)
-def push_purge(st, w):
+def push_purge(st: State, w: int) -> None:
     m = st.m
     g = group_of_window(st, w)
     base = m[st.grp_purge_base + g]
@@ -49,7 +52,7 @@ def push_purge(st, w):
 
 
 @njit(cache=True)
-def open_window(st, w):
+def open_window(st: State, w: int) -> None:
     """Window w enters the state (empty, revision 0), last in its key's list, and waits to fire."""
     m = st.m
     k = m[st.win_key + w]
@@ -75,7 +78,7 @@ def open_window(st, w):
 
 
 @njit(cache=True)
-def remove(st, w):
+def remove(st: State, w: int) -> None:
     m = st.m
     k = m[st.win_key + w]
     m[st.win_alive + w] = 0
@@ -92,7 +95,7 @@ def remove(st, w):
 
 
 @njit(cache=True, inline="always")
-def add_event(st, w, row):
+def add_event(st: State, w: int, row: int) -> None:
     """Append event ``row`` to window w's contents; a window with pending late admissions is listed for its
     re-emission (LATE_UPDATE) at commit."""
     m = st.m
@@ -112,19 +115,19 @@ def add_event(st, w, row):
 
 
 @njit(cache=True, inline="always")
-def within_horizon(st, horizon, eff):
+def within_horizon(st: State, horizon: int, eff: int) -> bool:
     """The reference's ``Lateness.within_horizon``: effective < end + allowed (Beam: ≤), so the window is kept."""
     return horizon >= eff if st.kept_at_horizon else horizon > eff
 
 
 @njit(cache=True, inline="always")
-def admits_late(st, end, eff):
+def admits_late(st: State, end: int, eff: int) -> bool:
     """Allowed lateness: a closed window still takes a late event while within its horizon."""
-    return (st.allowed > 0 or st.kept_at_horizon) and within_horizon(st, end + st.allowed, eff)
+    return (st.allowed > 0 or st.kept_at_horizon != 0) and within_horizon(st, end + st.allowed, eff)
 
 
 @njit(cache=True, inline="always")
-def admit_fixed(st, row, t, eff):
+def admit_fixed(st: State, row: int, t: int, eff: int) -> tuple[bool, bool, bool]:
     """Tumbling/sliding windows. Returns (taken late by a window, refused by a window, taken by a window) and
     notes each pair's (late, admitted)."""
     m = st.m
@@ -169,7 +172,7 @@ def admit_fixed(st, row, t, eff):
 
 
 @njit(cache=True)
-def admit_session(st, row, k, t, eff, at, raw):
+def admit_session(st: State, row: int, k: int, t: int, eff: int, at: int, raw: int) -> tuple[bool, bool]:
     """An event opens [t, t + gap) and merges with every session of its key it overlaps or touches (Beam: only
     overlaps), in the order the sessions were opened; the one holding most events absorbs the others. Touching
     an emitted session counts as landing in a closed window. Emitting on-update, each session it replaces
@@ -237,7 +240,7 @@ def admit_session(st, row, k, t, eff, at, raw):
 
 
 @njit(cache=True)
-def _merge(st, n):
+def _merge(st: State, n: int) -> int:
     """Merge the touching sessions into the one holding most events (ties: the one opened first)."""
     m = st.m
     touching = st.touching
@@ -248,7 +251,7 @@ def _merge(st, n):
             m[touching + j + 1] = m[touching + j]
             j -= 1
         m[touching + j + 1] = w
-    target = m[touching]
+    target: int = m[touching]
     for i in range(1, n):
         w = m[touching + i]
         if m[st.win_count + w] > 0:

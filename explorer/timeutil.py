@@ -44,11 +44,6 @@ def truncate_to_unit(micros: int, unit: int) -> int:
     return whole if micros >= 0 else -whole
 
 
-def to_unit(micros: int | float, unit: str = "s") -> float:
-    """Convert µs to a number in ``unit`` (for output and plots)."""
-    return micros / MICROS[unit]
-
-
 def format_duration(micros: int) -> str:
     """Shortest exact spelling of a duration, the inverse of :func:`parse_duration` (zero is "0s", not "0h")."""
     if micros == 0:

@@ -7,9 +7,9 @@ import sys
 import pytest
 
 from explorer import generate, preset, run
-from explorer.core.textbook_loop import textbook_loop
 from explorer.metrics import curve
 from explorer.timeutil import MICROS
+from textbook_loop import textbook_loop
 
 S = MICROS["s"]
 # Output 9.4.1 of 003: L, completeness, dropped, avg emit latency

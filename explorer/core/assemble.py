@@ -3,7 +3,7 @@ both package their decisions with the same code and compare table for table."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -12,7 +12,7 @@ import pandas as pd
 from explorer.config import Emit, RunConfig, TimeSource, WindowKind
 from explorer.core.panes import shape_panes
 from explorer.core.engine import Engine
-from explorer.core.records import Assignment, BatchRows, Emission, StepOutput, as_row
+from explorer.core.records import Assignment, BatchRows, Emission, Record, StepOutput, as_row
 from explorer.core.result import ASSIGNMENT_COLUMNS, EVENT_COLUMNS, WATERMARK_COLUMNS, WINDOW_COLUMNS, Result, canonical_order
 from explorer.core.summary import REFUSED_STATUSES, summarize
 from explorer.core.rules import effective_watermark
@@ -41,7 +41,7 @@ def run_reference(stream: Stream, config: RunConfig) -> Result:
     return assemble(stream, config, outputs, max_open=max(o.open_windows or 0 for o in outputs))
 
 
-def _table(records: list, columns: list[str], optional: tuple[str, ...] = ()) -> pd.DataFrame:
+def _table(records: Sequence[Record], columns: list[str], optional: tuple[str, ...] = ()) -> pd.DataFrame:
     frame = pd.DataFrame([as_row(r) for r in records], columns=columns)
     for column in optional:  # None is "no watermark yet": nullable integers
         frame[column] = pd.array(frame[column].tolist(), dtype="Int64")
@@ -86,7 +86,8 @@ def assemble(stream: Stream, config: RunConfig, outputs: list[StepOutput], max_o
     admitted = int(assignments["admitted"].sum())
     refused_rows = np.unique(assignments.loc[~assignments["admitted"], "event"].to_numpy())
     partly = int((~events["status"].iloc[refused_rows].isin(REFUSED_STATUSES)).sum())
-    metrics = summarize(events["status"].value_counts().to_dict(), admitted, len(assignments) - admitted, windows,
+    counts = {str(status): int(n) for status, n in events["status"].value_counts().items()}
+    metrics = summarize(counts, admitted, len(assignments) - admitted, windows,
                         max_open, partly)
     return Result(events, assignments, windows, trace, metrics, config, stream.name, stream.time_unit, engine_name,
                   stream.absolute)

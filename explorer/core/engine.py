@@ -28,6 +28,8 @@ as JSON (``snapshot``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from explorer.config import RunConfig
 from explorer.core.idleness import KeyIdleness
 from explorer.core.records import Assignment, BatchRows, Emission, EventDecision, StepOutput, TracePoint
@@ -135,7 +137,7 @@ class Engine:
                 self.store.remove(other)
             self.generator.forget(w.key)
 
-    def record_trace(self, sources, at: int, kind: str) -> None:
+    def record_trace(self, sources: Iterable[str], at: int, kind: str) -> None:
         for source in sorted(sources):
             raw = self.generator.mark(source)
             self.out.trace.append(TracePoint(self.batch_no, at, source, _known(raw), _known(self.effective(raw)), kind))
@@ -144,14 +146,14 @@ class Engine:
             self.out.trace.append(TracePoint(self.batch_no, at, GLOBAL, _known(raw), _known(self.effective(raw)), kind))
 
     # --- time passing ------------------------------------------------------------------------------
-    def fire_ready(self, at: int, groups) -> None:
+    def fire_ready(self, at: int, groups: Iterable[str]) -> None:
         for group in groups:
             if self.store.fire_heap.get(group):
                 raw = self.group_raw(group)
                 for w in self.store.ready(group, self.effective(raw)):
                     self.fire(w, Reason.WATERMARK, at, raw)
 
-    def purge(self, groups) -> None:
+    def purge(self, groups: Iterable[str]) -> None:
         for group in groups:
             if self.store.purge_heap.get(group):
                 self.store.purge(group, self.effective(self.group_raw(group)))
@@ -167,7 +169,8 @@ class Engine:
     def event_clock_passes(self, until: int) -> None:
         """Between batches an event clock keeps advancing: each window closes at the exact processing time its
         watermark reaches the end (Bytewax wakes the operator then), stamped with the batch before."""
-        clock: EventClock = self.generator
+        clock = self.generator
+        assert isinstance(clock, EventClock), "only the event clock passes between batches"
         due = []
         for group, heap in self.store.fire_heap.items():
             if self.merge or clock.marks.get(group, NONE) == NONE:
@@ -218,7 +221,7 @@ class Engine:
 
     def step(self, batch: BatchRows) -> StepOutput:
         """Admit one arrival batch and commit it; returns what it decided."""
-        event_clock = isinstance(self.generator, EventClock)
+        event_clock = self.generator if isinstance(self.generator, EventClock) else None
         commit = int(batch.commit)
         if self.batch_no > 0:
             self.heartbeats(before=batch.opens)
@@ -228,7 +231,7 @@ class Engine:
         self.generator.on_batch(batch.scripted)
         batch_min: dict[str, int] = {}
         batch_max: dict[str, int] = {}
-        touched_groups = set()
+        touched_groups: set[str] = set()
         dirty: list[Window] = []
         times = batch.arrival_time if self.processing else batch.event_time
         for j in range(len(batch.rows)):
@@ -244,7 +247,7 @@ class Engine:
                 self.max_seen[group] = t
             self.generator.on_element(source, t)
             if event_clock:
-                self.generator.now = arrival
+                event_clock.now = arrival
             if source not in batch_min or t < batch_min[source]:
                 batch_min[source] = t
             if source not in batch_max or t > batch_max[source]:
@@ -286,11 +289,12 @@ class Engine:
         self.out.assignments.extend(Assignment(row, start, end, late, True) for (start, end), late in sorted(spans.items()))
         self.out.assignments.extend(Assignment(row, start, end, True, False) for start, end in sorted(admission.refused))
 
-    def _commit(self, commit: int, batch_min, batch_max, touched_groups, dirty: list[Window]) -> None:
+    def _commit(self, commit: int, batch_min: dict[str, int], batch_max: dict[str, int], touched_groups: set[str],
+                dirty: list[Window]) -> None:
         self.clock.now = max(self.clock.now, commit)
         if isinstance(self.generator, EventClock):
             self.generator.now = commit
-        moved = set()
+        moved: set[str] = set()
         if not self.processing:
             candidates = self.generator.candidates(batch_min, batch_max)
             moved = set(candidates)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 
-class EventIds(Sequence):
+class EventIds(Sequence[Any]):
     __slots__ = ("_pool", "_start", "_stop")
 
     def __init__(self, pool: np.ndarray, start: int = 0, stop: int | None = None):

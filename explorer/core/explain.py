@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 import pandas as pd
 
@@ -72,7 +73,7 @@ class WindowWhy:
         return self.reason is not Reason.END_OF_STREAM
 
 
-def _int(value) -> int | None:
+def _int(value: Any) -> int | None:  # a table cell: an int, None or <NA>
     return None if value is None or value is pd.NA else int(value)
 
 

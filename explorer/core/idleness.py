@@ -25,6 +25,7 @@ class KeyIdleness:
 
     def touch(self, key: str, arrival: int, t: int) -> None:
         """The key sent an element (arriving at ``arrival``, with event time ``t``)."""
+        assert self.timeout is not None, "a key is touched only while idleness is on"
         newest = max(arrival if self.on_processing_clock else t, self.newest.get(key, NONE))
         self.newest[key] = newest
         self.deadline[key] = newest + self.timeout

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from operator import attrgetter
+from typing import Any
 
 import numpy as np
 
@@ -71,12 +72,16 @@ _GETTERS = {record: attrgetter(*(f.name for f in fields(record))) for record in 
 _TUPLE_FIELDS = {kind: [i for i, f in enumerate(fields(record)) if f.name == "ids"] for kind, record in RECORDS.items()}
 
 
-def as_row(record) -> tuple:
+Record = EventDecision | Assignment | Emission | TracePoint
+
+
+def as_row(record: Record) -> tuple[Any, ...]:
     """The record's fields in order (``dataclasses.astuple`` would deep-copy each one)."""
-    return _GETTERS[type(record)](record)
+    row: tuple[Any, ...] = _GETTERS[type(record)](record)
+    return row
 
 
-def from_row(kind: str, row: list) -> object:
+def from_row(kind: str, row: list[Any]) -> object:
     """The inverse of :func:`as_row` after a JSON round trip (lists back to tuples where a field is one)."""
     for i in _TUPLE_FIELDS[kind]:
         row[i] = tuple(row[i])

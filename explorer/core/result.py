@@ -181,7 +181,7 @@ class Result:
         """The JSON document's members in order; the long ones as iterators of records."""
         unit = self.time_unit
         took = self.assignments[self.assignments["admitted"]].sort_values(["event", "start", "end"])
-        spans: dict[int, list] = {}
+        spans: dict[int, list[tuple[int, int]]] = {}
         for row, start, end in zip(took["event"].tolist(), took["start"].tolist(), took["end"].tolist()):
             spans.setdefault(row, []).append((start, end))
         yield "stream", self.stream_name
@@ -195,20 +195,26 @@ class Result:
                 "reason": w.reason, "revision": int(w.revision),
                 "latency_event": _num(w.latency_event, unit), "latency_processing": _num(w.latency_processing, unit),
             }
-            for w in self.windows.itertuples(index=False)
+            for w in _rows(self.windows)
         )
         yield "events", (
             {"id": e.id, "key": e.key, "status": e.status, "batch": int(e.batch),
              "windows": [[_num(s, unit), _num(t, unit)] for s, t in spans.get(row, [])],
              "watermark": _num(e.watermark, unit)}
-            for row, e in enumerate(self.events[["id", "key", "status", "batch", "watermark"]].itertuples(index=False))
+            for row, e in enumerate(_rows(self.events[["id", "key", "status", "batch", "watermark"]]))
         )
         yield "watermarks", (
             {"batch": int(r.batch), "time": _num(r.time, unit), "scope": r.scope,
              "watermark": _num(r.watermark, unit), "effective": _num(r.effective, unit), "at": r.at}
-            for r in self.watermarks.itertuples(index=False)
+            for r in _rows(self.watermarks)
         )
         yield "metrics", self.metrics.to_dict()
+
+
+def _rows(table: pd.DataFrame) -> Iterator[Any]:
+    """A table's rows as namedtuples of its columns (pandas-stubs types them as plain tuples, so ``row.count``
+    would be ``tuple.count``)."""
+    return iter(table.itertuples(index=False))
 
 
 def _num(micros: Any, unit: str) -> float | None:
@@ -237,7 +243,7 @@ def differences(a: Result, b: Result) -> list[str]:
     return out
 
 
-def _same(x, y) -> bool:
+def _same(x: Any, y: Any) -> bool:
     """Equal values, or both missing (pd.NA, None and NaN alike)."""
     x_missing = not isinstance(x, Sequence) and pd.isna(x)
     y_missing = not isinstance(y, Sequence) and pd.isna(y)

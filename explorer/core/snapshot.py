@@ -75,8 +75,8 @@ class _Writer:
             return {"T": [self.write(v) for v in value]}
         if isinstance(value, MethodType):
             return {"M": value.__func__.__name__, "of": self.write(value.__self__)}
-        if isinstance(value, BuiltinFunctionType) and BUILTINS.get(value.__name__) is value:
-            return {"B": value.__name__}
+        if isinstance(value, BuiltinFunctionType) and BUILTINS.get(name := value.__name__) is value:
+            return {"B": name}
         if id(value) in self.ids:
             return {"R": self.ids[id(value)]}
         if isinstance(value, (list, set, dict)):
@@ -120,7 +120,7 @@ class _Reader:
         if "L" in node or "S" in node:
             items: Any = [] if "L" in node else set()
             self.objects[node["id"]] = items
-            for v in node.get("L", node.get("S")):
+            for v in node["L"] if "L" in node else node["S"]:
                 (items.append if "L" in node else items.add)(self.read(v))
             return items
         if "D" in node:

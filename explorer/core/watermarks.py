@@ -61,14 +61,14 @@ class PerBatch(Generator):
         super().__init__(bound, unit)
         self.smallest = smallest
 
-    def candidates(self, batch_min, batch_max):
+    def candidates(self, batch_min: dict[str, int], batch_max: dict[str, int]) -> dict[str, int]:
         return {source: self.in_unit(t) for source, t in (batch_min if self.smallest else batch_max).items()}
 
 
 class BoundedOutOfOrderness(Generator):
     """003's T = t_max − L and Flink's forBoundedOutOfOrderness: moves with every element."""
 
-    def on_element(self, source, t):
+    def on_element(self, source: str, t: int) -> None:
         mark = self.in_unit(t) - self.bound
         if mark > self.marks.get(source, NONE):
             self.marks[source] = mark
@@ -83,11 +83,11 @@ class EventClock(Generator):
         self.set_at: dict[str, int] = {}  # processing time when each source's mark was set
         self.now = NONE  # the processing time marks are read at
 
-    def mark(self, source):
+    def mark(self, source: str) -> int:
         raw = self.marks.get(source, NONE)
         return raw if raw == NONE else raw + (self.now - self.set_at[source])
 
-    def on_admitted(self, source, t, eff):
+    def on_admitted(self, source: str, t: int, eff: int) -> None:
         mark = self.in_unit(t) - self.bound
         if t >= eff and mark > self.mark(source):
             self.marks[source] = mark
@@ -101,25 +101,25 @@ class EventClock(Generator):
 class Scripted(Generator):
     """The input's watermark rows: at commit, the largest the batch holds (one watermark for the stream)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(0)
         self.batch_mark: int | None = None
 
     def on_batch(self, scripted: int | None) -> None:
         self.batch_mark = scripted
 
-    def candidates(self, batch_min, batch_max):
+    def candidates(self, batch_min: dict[str, int], batch_max: dict[str, int]) -> dict[str, int]:
         return {} if self.batch_mark is None else {GLOBAL: self.batch_mark}
 
 
 class ProcessingClock(Generator):
     """Processing time: the watermark is the processing clock itself (last commit or heartbeat)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(0)
         self.now = NONE
 
-    def mark(self, source):
+    def mark(self, source: str) -> int:
         return self.now
 
 
@@ -199,12 +199,12 @@ class WithIdleness(PartitionMerge):
             self.floor = max(self.floor, self.pick(marks))
         return self.floor
 
-    def observe(self, partition, arrival):
+    def observe(self, partition: str, arrival: int) -> None:
         self.started = arrival if self.started == NONE else self.started
         self.seen[partition] = arrival
         self.idle.discard(partition)
 
-    def mark_idle(self, now):
+    def mark_idle(self, now: int) -> None:
         self.idle = {p for p in self.partitions if self.seen.get(p, self.started) + self.timeout <= now}
 
 

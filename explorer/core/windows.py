@@ -6,7 +6,7 @@ compiled evaluation has the same parts as functions (``core/compiled/windows.py`
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from explorer.config import LatenessRule, LatePolicy, RefusedWhen, TimeConfig, WindowKind, WindowSpec
@@ -68,13 +68,13 @@ class WindowStore:
     watermark: (end, window) to fire, (end + allowed lateness, window) to purge. An entry counts only while
     its window is alive, unfired (to fire) or fired (to purge), and still ends there."""
 
-    def __init__(self, allowed: int, within_horizon, group_of):
+    def __init__(self, allowed: int, within_horizon: Callable[[int, int], bool], group_of: Callable[[str], str]):
         self.allowed = allowed
         self.within_horizon = within_horizon  # Lateness.within_horizon: a window is kept while it may take one
         self.group_of = group_of  # key → group
         self.by_key: dict[str, dict[int, Window]] = {}
-        self.fire_heap: dict[str, list] = {}
-        self.purge_heap: dict[str, list] = {}
+        self.fire_heap: dict[str, list[tuple[int, int, Window]]] = {}  # (end, seq, window)
+        self.purge_heap: dict[str, list[tuple[int, int, Window]]] = {}  # (end + allowed, seq, window)
         self.alive_count = 0
         self.counter = 0  # tie-breaker for heaps and session slots (a plain int: plain data in a snapshot)
 
@@ -174,7 +174,7 @@ class FixedWindows:
         self.size, self.slide, self.end_inclusive, self.from_zero = spec.size, spec.slide, end_inclusive, from_zero
         self.store, self.lateness = store, lateness
 
-    def spans(self, t: int):
+    def spans(self, t: int) -> Iterator[tuple[int, int]]:
         """The event's windows, latest start first."""
         return fixed_spans(t, self.size, self.slide, self.end_inclusive, self.from_zero)
 
@@ -269,7 +269,8 @@ class SessionWindows:
         return target
 
 
-def assigner_for(spec: WindowSpec, time: TimeConfig, store: WindowStore, lateness: Lateness):
+def assigner_for(spec: WindowSpec, time: TimeConfig, store: WindowStore,
+                 lateness: Lateness) -> FixedWindows | SessionWindows:
     if spec.kind is WindowKind.SESSION:
         return SessionWindows(spec, time.session_close_strict, time.session_lateness_on_merge,
                               time.session_merge_overlap_only, store, lateness)

@@ -1,0 +1,170 @@
+"""Every TimeConfig field, everywhere it surfaces: its CLI option, its word in VoltSP's YAML, the explorer control
+that shows it, the values it takes and the message that refuses a wrong one.
+
+A module of its own because one table (``TIME_FIELDS``) serves the CLI's flags, compare's ``preset:option=value``,
+the YAML reader and writer, the UI's controls and TimeConfig's own checks: a field is added here once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from explorer.config import (MAX_DURATION, Emit, LatenessRule, LatePolicy, Panes, RefusedWhen, Schedule, Scope,
+                             Strategy, TimeSource)
+from explorer.errors import InputError
+from explorer.timeutil import format_duration, parse_duration
+
+_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+
+
+@dataclass(frozen=True)
+class TimeField:
+    """One TimeConfig field: its option (CLI ``--option``, compare's ``preset:option=value``), VoltSP's YAML word,
+    the explorer control that shows it, and the values it takes. ``values`` is an Enum, ``bool``, or None for a
+    duration (integer µs, ≥ 0; > 0 when ``positive``; None allowed when ``optional``, meaning off)."""
+
+    name: str
+    option: str
+    help: str
+    values: type | None = None
+    yaml: str | None = None
+    voltsp_words: dict[str, Any] | None = None  # VoltSP's own spelling of an enum's values
+    control: str | None = None
+    optional: bool = False
+    positive: bool = False
+    windows: tuple[str, ...] = ("tumbling", "sliding", "session")  # the window kinds it can change anything for
+
+    @property
+    def label(self) -> str:
+        return f"--{self.option.replace('_', '-')}" + (f" ({self.yaml})" if self.yaml else "")
+
+    @property
+    def choices(self) -> list[str]:
+        if self.values is not None and issubclass(self.values, Enum):
+            return [v.value for v in self.values]
+        return ["true", "false"] if self.values is bool else []
+
+    def parse(self, value: Any, written: str | None = None) -> Any:
+        """A value as a user writes it (CLI text, a YAML scalar) → the field's value. An InputError names the
+        setting as it was ``written`` (default: the CLI option): ``timeConfig.watermarkStrategy``."""
+        written = written or self.label
+        in_yaml = written != self.label
+        if self.values is None:
+            if self.optional and str(value).strip().lower() in ("off", "none", "0"):
+                return None
+            try:
+                return parse_duration(value)
+            except InputError as error:
+                raise InputError(f"{written}: {error}") from None
+        text = str(value).strip()
+        if self.values is bool:
+            if value is True or text.lower() in _TRUE:
+                return True
+            if value is False or text.lower() in _FALSE:
+                return False
+            raise InputError(f"{written} must be true or false, not {value!r}")
+        if self.voltsp_words and text.upper() in self.voltsp_words:
+            return self.voltsp_words[text.upper()]
+        try:
+            return self.values(text.lower())
+        except ValueError:
+            words = list(self.voltsp_words) if in_yaml and self.voltsp_words else self.choices
+            raise InputError(f"{written} must be one of {', '.join(words)}, not {value!r}") from None
+
+    def check(self, value: Any) -> None:
+        """Refuse a value this field cannot take, in words that name the field."""
+        if self.values is None:
+            if value is None and self.optional:
+                return
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InputError(f"{self.label} must be a duration, not {value!r}")
+            if value < 0 or (self.positive and value == 0):
+                raise InputError(f"{self.label} must be {'positive' if self.positive else '≥ 0'}"
+                                 f"{' (or off)' if self.optional else ''}, not {format_duration(value)}")
+            if value > MAX_DURATION:
+                raise InputError(f"{self.label} is {format_duration(value)}; the most it can be is 100 years")
+        elif not isinstance(value, self.values):
+            raise InputError(f"{self.label} must be one of {', '.join(self.choices)}, not {value!r}")
+
+    def to_text(self, value: Any) -> str:
+        if self.values is None:
+            return "off" if value is None else format_duration(value)
+        if self.values is bool:
+            return "true" if value else "false"
+        return str(value.value)
+
+
+TIME_FIELDS: tuple[TimeField, ...] = (
+    TimeField("time_source", "time", "event or processing time (in YAML: an eventTimeExtractor means event time)",
+              TimeSource, control="time_source"),
+    TimeField("strategy", "strategy", "min | max (once per batch) | bounded (per element) | event-clock (Bytewax) | "
+              "scripted (the input's watermark rows)",
+              Strategy, "watermarkStrategy", {"MIN_EVENT_TIME": Strategy.MIN, "MAX_EVENT_TIME": Strategy.MAX,
+                                              "BOUNDED": Strategy.BOUNDED, "EVENT_CLOCK": Strategy.EVENT_CLOCK,
+                                              "SCRIPTED": Strategy.SCRIPTED},
+              control="strategy"),
+    TimeField("bound", "bound", "L of the bounded strategy (raw watermark = max seen − L)", yaml="bound",
+              control="bound"),
+    TimeField("delay", "delay", "delayWindowClose: effective watermark = raw − delay", yaml="delayWindowClose",
+              control="delay"),
+    TimeField("allowed_lateness", "allowed_lateness", "keep closed windows for late updates until effective ≥ end + A",
+              yaml="allowedLateness", control="allowed"),
+    TimeField("late_policy", "late", "what happens to refused late events", LatePolicy, "latePolicy", control="late"),
+    TimeField("lateness_rule", "lateness_rule", "late = window closed | timestamp behind the watermark", LatenessRule,
+              "latenessRule", control="rule"),
+    TimeField("refused_when", "refused_when", "an event some windows refused is refused (side output or drop) when "
+              "any window refuses it, or only when every one does (Flink; the others lose it silently)", RefusedWhen,
+              "refusedWhen", windows=("sliding",)),
+    TimeField("idle_timeout", "idle_timeout", "flush a key's windows after this much silence (off: never)",
+              yaml="idleTimeout", control="idle", optional=True, positive=True),
+    TimeField("idle_clock", "idle_clock", "which clock measures silence", TimeSource, "idleTimeoutClock",
+              {"PROCESSING_TIME": TimeSource.PROCESSING, "EVENT_TIME": TimeSource.EVENT}, control="idle_clock"),
+    TimeField("heartbeat", "heartbeat", "pipeline heartbeat interval (default 60s)", yaml="heartbeat",
+              positive=True),
+    TimeField("scope", "scope", "who shares a watermark (default key): key, global, partition-min/max (merged), "
+              "partition (each its own, Kafka Streams' stream time)", Scope, "scope", control="scope"),
+    TimeField("schedule", "schedule", "when a batch's watermark takes effect: live, or backlog (Spark replaying "
+              "with availableNow)", Schedule, "schedule"),
+    TimeField("end_inclusive", "end_inclusive", "windows are (start, end], as Storm's", bool, "endInclusive",
+              windows=("tumbling", "sliding")),
+    TimeField("session_close_strict", "session_close_strict", "sessions join within the gap and close once the "
+              "watermark is past last + gap, as Bytewax's", bool, "sessionCloseStrict", windows=("session",)),
+    TimeField("session_lateness_on_merge", "session_lateness_on_merge", "sessions: judge lateness on the session "
+              "an event merges into, and fire an emitted session it extends only when the watermark reaches the new "
+              "end, as Flink's", bool, "sessionLatenessOnMerge", windows=("session",)),
+    TimeField("session_merge_overlap_only", "session_merge_overlap_only", "sessions merge only when they overlap, "
+              "not when one ends where the next starts, as Beam's", bool, "sessionMergeOverlapOnly",
+              windows=("session",)),
+    TimeField("forget_clock_when_empty", "forget_clock_when_empty", "per-key watermarks, tumbling and sliding: a "
+              "key's watermark is forgotten once all its windows have fired, so its next event starts afresh, as "
+              "Bytewax discards the key's state", bool, "forgetClockWhenEmpty", windows=("tumbling", "sliding")),
+    TimeField("windows_from_zero", "windows_from_zero", "sliding windows start at 0 or later: an event at t ≥ 0 "
+              "is in no window that starts before 0, as Kafka Streams creates none", bool, "windowsFromZero",
+              windows=("sliding",)),
+    TimeField("late_kept_at_horizon", "late_kept_at_horizon", "a closed window still takes late events while the "
+              "effective watermark is exactly at end + allowed lateness (even 0), and drops them once it is past, "
+              "as Beam's", bool, "lateKeptAtHorizon"),
+    TimeField("late_fires_per_element", "late_fires_per_element", "a window that takes an element after the "
+              "watermark passed its end fires at once, once per element, not once when its batch commits, as "
+              "Flink's EventTimeTrigger", bool, "lateFiresPerElement"),
+    TimeField("source_idle_timeout", "source_idle_timeout", "Flink's withIdleness: a partition this silent leaves "
+              "the partition-min/max merge (off: never)", yaml="sourceIdleTimeout", control="source_idle",
+              optional=True, positive=True),
+    TimeField("watermark_unit", "watermark_unit", "the watermark is kept in whole units of this: the event times "
+              "that move it and the delay are truncated toward zero to it (Spark: 1ms; default 1us, exact)",
+              yaml="watermarkUnit", positive=True),
+    TimeField("emit", "emit", "on-close: a window is emitted when the watermark closes it; on-update: every record "
+              "it takes emits its new result at once, and its close emits nothing (Kafka Streams' default)", Emit,
+              "emit"),
+    TimeField("panes", "panes", "what a window's later emissions carry: the whole window (accumulating) or only the "
+              "events since its previous one (discarding, Beam's discardingFiredPanes)", Panes, "panes"),
+)
+FIELD_BY_OPTION = {spec.option: spec for spec in TIME_FIELDS}
+
+
+def time_option(option: str, text: Any) -> tuple[str, Any]:
+    """A named option's value as (TimeConfig field, value): ('strategy', 'max') → ('strategy', Strategy.MAX)."""
+    spec = FIELD_BY_OPTION[option]
+    return spec.name, spec.parse(text)

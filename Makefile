@@ -1,10 +1,11 @@
-# Two commands do everything: `make lab` and `make test`. Both build .venv first.
+# Two commands do everything: `make lab` and `make test`. Both build .venv first. `make check` is the fast tier for
+# the edit loop: lint, types, and every test without Spark, a browser or a packaging run (docs/testing.md).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test venv kernel check-java bench bench-spark check-beam clean
+.PHONY: lab test check lint venv kernel check-java bench bench-spark check-beam clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null || { echo "error: Python 3.11 is needed (found: $(PYTHON))" >&2; exit 1; }
@@ -25,8 +26,17 @@ check-java:
 lab: kernel check-java
 	$(VENV)/bin/jupyter lab --ip=127.0.0.1 $(if $(filter root,$(shell whoami)),--allow-root) notebooks/explorer.ipynb
 
-test: kernel check-java
+lint: $(STAMP)
+	$(VENV)/bin/ruff check explorer tests benchmarks dev
+	$(VENV)/bin/mypy
+
+test: lint kernel check-java
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# the edit loop: the core properties with a fifth of their examples, the engines' scenario suites, the CLI and the
+# UI's kernel side; no Spark, no browser, no packaging
+check: lint kernel
+	WX_EXAMPLES=0.2 $(PY) -m pytest -q -m "not spark and not browser and not slow" $(PYTEST_ARGS)
 
 bench: kernel
 	$(PY) benchmarks/bench_families.py

@@ -40,6 +40,32 @@ def spark():
     session.stop()
 
 
+# A test that uses one of these fixtures gets the marker, so `-m "not spark and not browser"` (make check) leaves it
+# out wherever the fixture is used, directly or through another fixture.
+MARKER_OF_FIXTURE = {"spark": "spark", "lab": "browser"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for fixture, marker in MARKER_OF_FIXTURE.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                item.add_marker(marker)
+
+
+@pytest.fixture(autouse=True)
+def _spark_only_where_marked(request, monkeypatch):
+    """A test not marked ``spark`` that starts a SparkSession fails at once, naming the marker: an unmarked
+    Spark test would make the fast tier slow without anyone noticing."""
+    if request.node.get_closest_marker("spark") is not None:
+        return
+    from pyspark.sql.session import SparkSession
+
+    def forbidden(_builder):
+        pytest.fail("this test starts Spark: mark it @pytest.mark.spark (or use the spark fixture)")
+
+    monkeypatch.setattr(SparkSession.Builder, "getOrCreate", forbidden)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config):
     """End the test process with pytest's own exit status as soon as pytest is done, skipping the interpreter's

@@ -133,6 +133,7 @@ def test_every_snippet_names_the_files_own_columns(tmp_path, capsys, target):
     assert "event_time" not in text and "Event::key" not in text and "'key'" not in text and "e.key" not in text
 
 
+@pytest.mark.spark
 def test_the_pyspark_snippet_is_a_query_that_runs_on_the_users_file(tmp_path, capsys):
     """It used to be a fragment: no source, no sink, never started."""
     import subprocess

@@ -39,6 +39,7 @@ def test_make_installs_with_the_constraints():
 OTHER_COMPATIBLE = {"pandas": "2.2.3", "plotly": "6.0.1"}
 
 
+@pytest.mark.slow
 def test_pip_install_into_a_users_environment_with_other_compatible_versions(tmp_path):
     """`pip install .` into a fresh environment that already has a different pandas and plotly keeps them, and
     the installed CLI gives the same Result as the development environment (the kernel compiles there on first

@@ -248,6 +248,7 @@ def _command_name(pid: int) -> str:
         return ""
 
 
+@pytest.mark.spark
 def test_the_jvm_dying_mid_run_gives_one_line_and_the_committed_count(tmp_path):
     """Kill only Spark's JVM once a micro-batch has committed: exit 2, one line that counts the committed
     micro-batches and names the checkpoint, and no PySpark or py4j traceback on stderr. (Before that: with the

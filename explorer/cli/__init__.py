@@ -1,0 +1,253 @@
+"""``python -m explorer``: run, curve, tune, compare, export, validate, generate, spark-log. Bad input exits 2
+with one line, never a traceback (``errors.exit_status`` says which status each kind of error gets).
+
+This module holds the commands (``cmd_*``, dispatched by :data:`COMMANDS` from :func:`main`) and the files they
+write. Around it: ``parser`` (the arguments, and the stream and configuration they name), ``text`` (what is
+printed for a person to read) and ``spark_runs`` (the Spark engines, with progress and their own log).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from explorer.cli.parser import COLUMN_OPTIONS, generator_kwargs, build_config, build_parser, load_source
+from explorer.cli.spark_runs import divert_spark_output, run_on_spark, run_on_spark_native
+from explorer.cli.text import print_comparison, print_frontier, print_run_table, print_tuning, print_validation
+from explorer.compare import compare, side_config
+from explorer.config import BatchSpec, WindowSpec
+from explorer.core import Result, run
+from explorer.errors import EXIT_STATUS, ExplorerError, InputError, Interrupted, exit_status
+from explorer.export import ExportSource, export
+from explorer.metrics import curve, format_curve_table, frontier, tune
+from explorer.spark.output import user_stderr
+from explorer.streams import GENERATORS, Stream, generate
+from explorer.streams.generators import make_frame
+from explorer.timeutil import MICROS, parse_duration
+
+__all__ = ["COLUMN_OPTIONS", "COMMANDS", "build_config", "build_parser", "load_source", "main"]
+
+
+def cmd_run(args: argparse.Namespace) -> None:
+    config, column = build_config(args)
+    if args.out:
+        _check_out_dir(Path(args.out), args.force)
+    stream = load_source(args, column)
+    runners = {"local": lambda: run(stream, config), "spark": lambda: run_on_spark(stream, config, args),
+               "spark-native": lambda: run_on_spark_native(stream, config, args)}
+    result = runners[args.engine]()
+    if args.out:
+        with _writing(Path(args.out)):
+            _write_out(result, Path(args.out))
+    elif args.format == "json":
+        result.write_json(sys.stdout)
+    else:
+        print_run_table(result, stream)
+
+
+def cmd_curve(args: argparse.Namespace) -> None:
+    config, column = build_config(args)
+    stream = load_source(args, column)
+    try:
+        delays = [parse_duration(d) for d in args.delays.split(",") if d.strip()]
+    except InputError as exc:
+        raise InputError(f"--delays: {exc}") from None
+    if not delays:
+        raise InputError("--delays needs at least one value")
+    if args.engine == "spark":
+        from explorer.spark import spark_session
+        from explorer.spark.sweep import curve_on_spark
+
+        if args.own_process:
+            divert_spark_output(None)
+        rows = curve_on_spark(partial(spark_session, args.master, ui=args.spark_ui), stream, [config], delays)
+    else:
+        rows = curve(stream, config, delays)
+    if args.format == "json":
+        print(json.dumps([row.to_dict() for row in rows]))
+    elif args.format == "csv":
+        print(pd.DataFrame([row.to_dict() for row in rows]).to_csv(index=False), end="")
+    else:
+        print(format_curve_table(rows))
+
+
+def cmd_spark_log(args: argparse.Namespace) -> None:
+    """The job's micro-batches as its log has them; with the events export (whose batch column is Spark's
+    batchId, or whose Kafka partition and offset the log's source offsets place), the spark preset's replay
+    beside them."""
+    from explorer.spark.job_log import explain_job, format_explanation, format_log
+    from explorer.spark.progress import read_progress_log
+
+    progress = read_progress_log(args.log)
+    if not args.events and not args.synthetic:
+        print(format_log(progress))
+        return
+    if args.preset not in (None, "spark"):
+        raise InputError("spark-log replays a Spark job: --preset is spark")
+    args.preset = "spark"
+    config, column = build_config(args)
+    stream = load_source(args, column)
+    print(format_explanation(explain_job(progress, stream, config, _target(args.target)), stream.absolute))
+
+
+def _target(value: float) -> float:
+    """A completeness target as a fraction: 0.99 and 99 (per cent) alike."""
+    return value / 100 if value > 1 else value
+
+
+def cmd_tune(args: argparse.Namespace) -> None:
+    config, column = build_config(args)
+    target = _target(args.target)
+    if args.second:
+        print_frontier(frontier(load_source(args, column), config, target, args.second), args)
+        return
+    found = tune(load_source(args, column), config, target)
+    if args.format == "json":
+        print(json.dumps(found.to_dict()))
+        return
+    print_tuning(found, config, target)
+
+
+def cmd_compare(args: argparse.Namespace) -> None:
+    if args.limit < 0:
+        raise InputError(f"compare --limit must be ≥ 0, not {args.limit}")
+    window = WindowSpec.parse(args.window) if args.window else None
+    delay = parse_duration(args.delay) if args.delay else None
+    batches = BatchSpec.parse(args.batches) if args.batches else None
+    labels = [label.strip() for label in args.presets.split(",") if label.strip()]
+    sides = {label: side_config(label, window, delay, batches) for label in labels}
+    comparison = compare(load_source(args), sides)
+    print_comparison(comparison, labels, args.format == "json", args.limit)
+
+
+def cmd_export(args: argparse.Namespace) -> None:
+    config, column = build_config(args)
+    given = args.events or args.synthetic
+    source = ExportSource.of(load_source(args, column)) if given else ExportSource(column or "event_time")
+    print(export(config, args.to, source), end="")
+
+
+def cmd_validate(args: argparse.Namespace) -> None:
+    stream = load_source(args)
+    print_validation(stream, args.events)
+
+
+def cmd_generate(args: argparse.Namespace) -> None:
+    options = generator_kwargs(args, args.name)
+    out = Path(args.out or f"data/{args.name}.csv")
+    if out.is_dir():
+        raise InputError(f"--out {out}: is a directory; give a file name such as {out / (args.name + '.csv')}")
+    if out.suffix.lower() not in (".csv", ".jsonl", ".ndjson", ".json", ".parquet"):
+        raise InputError(f"--out {out}: unknown file type {out.suffix!r}; use .csv, .jsonl or .parquet")
+    if out.exists() and not args.force:  # data/ holds the committed samples: never replace one unasked
+        raise InputError(f"--out {out}: the file exists; use --force to overwrite it, or another name")
+    with _writing(out):
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if GENERATORS[args.name].columns:  # an export keeps its own columns and time formats
+            _write_table(make_frame(args.name, **options), out)
+            return
+        _write_stream(generate(args.name, **options), out)
+
+
+RUN_OUTPUTS = ("events.csv", "assignments.csv", "windows.csv", "watermarks.csv", "metrics.json")
+
+
+def _check_out_dir(out: Path, force: bool) -> None:
+    """Before the run: --out must be a directory we may write, and never silently overwrite a previous run."""
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: is a file; give a directory for {', '.join(RUN_OUTPUTS)}")
+    existing = [name for name in RUN_OUTPUTS if (out / name).exists()]
+    if existing and not force:
+        raise InputError(f"--out {out}: already has {', '.join(existing)}; use --force to overwrite, or another "
+                         "directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--out {out}: cannot create this directory ({exc.strerror})") from None
+
+
+def _write_out(result: Result, out: Path) -> None:
+    result.events.to_csv(out / "events.csv", index=False)
+    result.assignments.to_csv(out / "assignments.csv", index=False)
+    _write_windows(result.windows, out / "windows.csv")
+    result.watermarks.to_csv(out / "watermarks.csv", index=False)
+    (out / "metrics.json").write_text(json.dumps(result.metrics.to_dict(), indent=2))
+    print(f"wrote {out}/events.csv, assignments.csv, windows.csv, watermarks.csv, metrics.json (times in µs)")
+
+
+IDS_PER_WRITE = 1_000_000
+
+
+def _write_windows(windows: pd.DataFrame, path: Path) -> None:
+    """windows.csv, each emission's ids as a JSON list, written a slice at a time: with allowed lateness a
+    window re-fired by each of 20,000 late events lists 2·10⁸ ids, text that must not be held at once."""
+    listed = np.cumsum(windows["ids"].map(len).to_numpy()) // IDS_PER_WRITE
+    bounds = np.flatnonzero(np.diff(listed)) + 1
+    with path.open("w", newline="") as handle:
+        for i, (a, b) in enumerate(zip(np.r_[0, bounds], np.r_[bounds, len(windows)])):
+            part = windows.iloc[a:b].copy()
+            part["ids"] = part["ids"].map(lambda ids: json.dumps(list(ids)))
+            part.to_csv(handle, index=False, header=i == 0)
+
+
+def _write_stream(stream: Stream, out: Path) -> None:
+    frame = stream.events.copy()
+    for column in ("event_time", "arrival_time"):
+        frame[column] = frame[column] / MICROS["s"]
+    keep = ["id", "event_time", "arrival_time"] + [c for c, flag in
+                                                   (("key", stream.has_keys), ("batch", stream.has_batch),
+                                                    ("partition", stream.has_partition)) if flag]
+    _write_table(frame[keep], out)
+
+
+@contextmanager
+def _writing(out: Path) -> Iterator[None]:
+    """An output place we cannot write (no such directory, /proc, read-only, full disk) is one sentence."""
+    try:
+        yield
+    except OSError as exc:
+        raise InputError(f"{exc.filename or out}: cannot write ({exc.strerror or exc.__class__.__name__})") from None
+
+
+def _write_table(frame: pd.DataFrame, out: Path) -> None:
+    suffix = out.suffix.lower()
+    if suffix == ".parquet":
+        frame.to_parquet(out, index=False)
+    elif suffix in (".jsonl", ".ndjson", ".json"):
+        frame.to_json(out, orient="records", lines=True)
+    else:
+        frame.to_csv(out, index=False)
+    print(f"wrote {len(frame)} events to {out}")
+
+
+COMMANDS = {"run": cmd_run, "curve": cmd_curve, "tune": cmd_tune, "spark-log": cmd_spark_log, "compare": cmd_compare,
+            "export": cmd_export, "validate": cmd_validate,
+            "generate": cmd_generate}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Without ``argv`` it is the process's own command line (``python -m explorer``, the
+    ``watermark-explorer`` script), so Spark's own output may go to a log for the rest of the process; a caller
+    that passes ``argv`` and goes on (a test, a notebook) keeps its stderr."""
+    try:
+        args = build_parser().parse_args(argv)
+        args.own_process = argv is None
+        COMMANDS[args.command](args)
+    except ExplorerError as exc:
+        print(f"error: {exc}", file=user_stderr())
+        return exit_status(exc)
+    except KeyboardInterrupt:
+        print("error: interrupted", file=user_stderr())
+        return EXIT_STATUS[Interrupted]
+    except BrokenPipeError:
+        return 0
+    return 0

@@ -1,0 +1,155 @@
+"""What the commands print for a person to read: the run's table, tune's answer and frontier, compare's
+disagreements, validate's description of a file. (``--format json`` and ``--out`` are written by the commands
+themselves.)
+
+A module of its own because this is wording and layout, about two hundred lines of it, that changes for reasons
+of its own; the commands (``explorer.cli``) stay a short list of what each one computes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+import numpy as np
+
+from explorer.compare import Comparison
+from explorer.config import PRESETS, RunConfig, Strategy
+from explorer.core import Result
+from explorer.core.result import Reason
+from explorer.metrics import FrontierPoint, Tuning, best_point
+from explorer.streams import Stream
+from explorer.timeutil import MICROS, exact_seconds, format_instant, human_duration
+
+
+def print_run_table(result: Result, stream: Stream) -> None:
+    m = result.metrics
+    unit = result.time_unit
+    print(f"{result.stream_name}: {m.events} events, preset {result.config.preset}, window {result.config.window}")
+    print(f"  on time {m.on_time}, late-updated {m.late_updated}, side output {m.side_output}, dropped {m.dropped}")
+    if len(stream.watermarks) and result.config.time.strategy is not Strategy.SCRIPTED:
+        print(f"  the input's {len(stream.watermarks)} scripted watermark row(s) were not used: --strategy scripted "
+              "follows them")
+    elif len(stream.watermarks) and not stream.has_arrival and str(result.config.batches) != "event":
+        print(f"  batches {result.config.batches} cut a file without arrival times by its event times; --batches "
+              "event replays it row by row, as a test harness does")
+    if m.partly_dropped:
+        print(f"  partly dropped {m.partly_dropped}: a window refused them while another kept them; they are in no "
+              "side output")
+    tombstones = int((result.windows["reason"] == Reason.TOMBSTONE.value).sum())
+    print(f"  completeness {m.completeness:.2%}, windows emitted {m.windows_emitted}, updates {m.updates}"
+          f"{f', tombstones {tombstones} (sessions a record replaced)' if tombstones else ''}, "
+          f"still open at end {m.end_of_stream}, most windows open {m.max_open_windows}")
+    if m.latency_event.mean is not None:
+        processing = m.latency_processing.mean
+        lat = {name: human_duration(getattr(m.latency_event, name) * MICROS["s"]) for name in ("mean", "p50", "p95", "max")}
+        print(f"  emit latency (event time) mean {lat['mean']}, p50 {lat['p50']}, p95 {lat['p95']}, max {lat['max']}; "
+              f"(processing time) mean {human_duration(None if processing is None else processing * MICROS['s'])}")
+    shown = result.windows.head(20)
+    if len(shown):
+        width = 23 if result.absolute else 10
+
+        def at(micros: int) -> str:  # date-times for wall-clock streams, the stream's own unit otherwise
+            return format_instant(micros, True) if result.absolute else f"{micros / MICROS[unit]:g}"
+
+        print(f"  {'key':>8} {'start':>{width}} {'end':>{width}} {'count':>6} {'batch':>6} {'reason':>14} {'rev':>4}")
+        w: Any  # a row: a namedtuple of the windows table's columns
+        for w in shown.itertuples(index=False):
+            print(f"  {w.key or '-':>8} {at(w.start):>{width}} {at(w.end):>{width}} {w.count:>6} "
+                  f"{w.emit_batch:>6} {w.reason:>14} {w.revision:>4}")
+        if len(result.windows) > len(shown):
+            print(f"  … {len(result.windows) - len(shown)} more emissions (use --format json or --out)")
+
+
+def print_tuning(found: Tuning, config: RunConfig, target: float) -> None:
+    """``tune``'s answer in words: the smallest delay (or why none), its completeness and latency."""
+    m = found.metrics
+    knob = "L (the bound)" if PRESETS.get(config.preset) and PRESETS[config.preset].delay_field == "bound" else "delay"
+    if not found.reached:
+        print(f"no delay reaches {target:.2%}: at {human_duration(found.delay)} completeness is "
+              f"{found.completeness:.4%}, and more delay does not help (an idle timeout or the late policy decides)")
+        return
+    print(f"smallest {knob} reaching {target:.2%}: {exact_seconds(found.delay)} s ({human_duration(found.delay)})")
+    below = "" if found.below is None else f"; 1 µs less gives {found.below:.4%}"
+    print(f"  completeness {found.completeness:.4%}{below}")
+    mean = m.latency_event.mean
+    print(f"  emit latency mean {human_duration(mean * MICROS['s'] if mean is not None else None)}, "
+          f"p95 {human_duration(m.latency_event.p95 * MICROS['s'] if m.latency_event.p95 is not None else None)}; "
+          f"refused {m.dropped + m.side_output} of {m.events} events ({found.evaluations} evaluations)")
+
+
+def print_frontier(points: list[FrontierPoint], args: argparse.Namespace) -> None:
+    best = best_point(points)
+    if args.format == "json":
+        print(json.dumps([{args.second: p.second / MICROS["s"], "best": p is best, **p.tuning.to_dict()}
+                          for p in points]))
+        return
+    print(f"{args.second:>18} | {'smallest delay':>16} | {'completeness':>12} | {'first-emission latency':>22} | revisions")
+    print("-" * 90)
+    for p in points:
+        m = p.tuning.metrics
+        delay = human_duration(p.tuning.delay) if p.tuning.reached else "not reached"
+        latency = human_duration(round(p.latency * MICROS["s"])) if p.tuning.reached and p.latency is not None else "-"
+        mark = "  ← lowest latency" if p is best else ""
+        print(f"{human_duration(p.second) if p.second else 'off':>18} | {delay:>16} | {p.tuning.completeness:>11.2%} "
+              f"| {latency:>22} | {m.updates:>9}{mark}")
+
+
+def print_comparison(comparison: Comparison, labels: list[str], json_format: bool, limit: int) -> None:
+    """``compare``'s answer: each side's metrics, then the disagreements by kind, ``limit`` examples each."""
+    unit = MICROS[comparison.results[labels[0]].time_unit]
+    groups = comparison.groups
+    if json_format:
+        print(json.dumps({"metrics": {label: r.metrics.to_dict() for label, r in comparison.results.items()},
+                          "groups": [g.to_dict(unit) for g in groups],
+                          "disagreements": [d.to_dict(unit) for d in comparison.disagreements]}))
+        return
+    width = max(len(label) for label in labels)
+    print(f"{'preset':<{width}}  completeness  on time  late-upd  side-out  dropped  windows  updates  latency p50")
+    for label, r in comparison.results.items():
+        m = r.metrics
+        p50 = human_duration(None if m.latency_event.p50 is None else m.latency_event.p50 * MICROS["s"])
+        print(f"{label:<{width}}  {m.completeness:>11.2%}  {m.on_time:>7}  {m.late_updated:>8}  {m.side_output:>8}  "
+              f"{m.dropped:>7}  {m.windows_emitted:>7}  {m.updates:>7}  {p50:>11}")
+    print(f"\n{len(comparison.disagreements):,} disagreement(s) of {len(groups)} kind(s)")
+    absolute = comparison.results[labels[0]].absolute
+
+    def at(micros: int | None) -> str:
+        return format_instant(micros, absolute)
+
+    for group in groups:
+        print(f"\n{group.title}\n  why: {group.why}")
+        for d in group.examples[:max(0, limit)]:
+            what = (f"window {d.key or '-'} [{at(d.start)}, {at(d.end)})" if d.kind == "window"
+                    else f"event {d.event_id} (key {d.key or '-'}, t={at(d.start)})")
+            print(f"  e.g. {what}")
+            for label, seen in d.seen.items():
+                print(f"    {label:<{width}}  {seen}")
+
+
+def print_validation(stream: Stream, name: str) -> None:
+    """``validate``'s description of a file read as a stream (``name``: the file as given)."""
+    ev = stream.events
+    print(f"{name}: OK, {len(ev)} events, {len(stream.keys)} key(s), {len(stream.partitions)} partition(s)")
+    for column, form in stream.time_formats.items():
+        print(f"  {column}: {form.describe()}")
+    first, last = (format_instant(int(v), stream.absolute) for v in (ev["event_time"].min(), ev["event_time"].max()))
+    print(f"  event time {first} … {last}{' (UTC)' if stream.absolute else ''}")
+    if stream.has_arrival:
+        delay = (ev["arrival_time"] - ev["event_time"]).to_numpy()
+        p50, p95 = (human_duration(float(np.percentile(delay, q))) for q in (50, 95))
+        print(f"  delay (arrival − event) p50 {p50}, p95 {p95}, max {human_duration(float(delay.max()))}")
+    else:
+        print("  no arrival_time column: file order is arrival order")
+    print(f"  batch column: {'yes' if stream.has_batch else 'no'}")
+    if stream.has_offset:
+        print(f"  Kafka offsets in {len(stream.partitions)} partition(s): spark-log places the rows in a job's "
+              "micro-batches by them")
+    marks = stream.watermarks
+    if len(marks):
+        low, high = (format_instant(int(v), stream.absolute) for v in (marks["watermark"].min(), marks["watermark"].max()))
+        print(f"  {len(marks)} scripted watermark row(s), {low} … {high}: --strategy scripted follows them")
+    if stream.arrivals_raised:
+        print(f"  {stream.arrivals_raised} event(s) in a later batch than events that arrived after them: each is "
+              "taken to arrive with the latest arrival before it, so processing time never goes back")

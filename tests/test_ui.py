@@ -247,7 +247,7 @@ def test_a_moving_control_draws_a_light_frame_then_every_event():
     assert "showing 5,000 of 20,000 events" in explorer.figure_note
     assert trace(explorer, "emitted: watermark").text is None  # no hover text in a light frame
     light = trace(explorer, "on time")
-    exact = explorer.result.events["arrival_time"].to_numpy()[explorer._rows["on_time"]] / 1e6
+    exact = explorer.result.events["arrival_time"].to_numpy()[explorer.clocks_view.rows["on_time"]] / 1e6
     assert light.x.dtype == np.float32 and np.abs(light.x - exact).max() < 1e-3  # half the bytes, within 1 ms
     explorer.wait_until_settled()
     assert trace(explorer, "on time").x.dtype == np.float64
@@ -331,7 +331,7 @@ def test_a_wall_clock_stream_is_drawn_and_explained_in_date_times():
     explorer = Explorer(generate("kafka-export", devices=3, duration=300), "voltsp")
     layout = explorer.clocks.layout
     assert layout.xaxis.type == layout.yaxis.type == "date"
-    events = explorer.clocks.data[explorer._trace("on_time")]
+    events = explorer.clocks_view.trace("on_time")
     first = explorer.result.events["arrival_time"].min()
     assert min(events.x) == pytest.approx(first / 1_000)  # ms since 1970
     assert "%{x|%Y-%m-%d %H:%M:%S.%L}" in events.hovertemplate

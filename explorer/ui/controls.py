@@ -1,15 +1,22 @@
-"""The controls, in the words of the CLI and VoltSP's timeConfig, and their two-way mapping to RunConfig."""
+"""The controls, in the words of the CLI and VoltSP's timeConfig, and their two-way mapping to RunConfig.
+
+The mapping reads a ``ControlValues`` (every control's value, read at once on the kernel's thread), so a thread
+that must know the config of a slider position (the prefetch thread, checking a frame it computed ahead) gets
+it from a snapshot handed to it, not from widgets the kernel's thread may be changing.
+"""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
 
 import ipywidgets as W
 
 from explorer.config import (PRESETS, TIME_FIELDS, BatchSpec, RunConfig, TimeField, WindowKind, WindowSpec, apply_delay,
                              delay_of, preset)
 from explorer.errors import InputError
-from explorer.ui.rule_controls import RuleControls
+from explorer.ui.rule_controls import RuleControls, rules_from
 from explorer.timeutil import MICROS, human_duration
 
 S = MICROS["s"]
@@ -24,6 +31,20 @@ def wide() -> W.Layout:
 def _slider(description: str, maximum: float, step: float = 0.5) -> W.FloatSlider:
     return W.FloatSlider(value=0.0, min=0.0, max=maximum, step=step, description=description, style=STYLE,
                          layout=W.Layout(width="21em"), continuous_update=True, readout_format=".1f")
+
+
+@dataclass(frozen=True)
+class ControlValues:
+    """Every control's value at one moment (by attribute name), the engine rules' raw values (by field name) and
+    the config last shown: all ``config_of`` reads. Take it on the kernel's thread (``Controls.values``)."""
+
+    widgets: Mapping[str, Any]
+    rules: Mapping[str, Any]
+    shown: RunConfig
+
+
+# the controls config_of reads, besides the time fields' own
+_READ = ("preset", "window_kind", "size", "slide", "batches", "delay")
 
 
 class Controls:
@@ -76,7 +97,7 @@ class Controls:
                     self.rule, self.idle, self.idle_clock, self.window_kind, self.size, self.slide, self.scope,
                     self.source_idle, self.batches, *self.rules.widgets.values()]
 
-    def _name_the_delay(self, _change=None) -> None:
+    def _name_the_delay(self, _change: object = None) -> None:
         """In a preset whose one knob is the bound L of ``max seen − L`` (003's textbook, Bytewax's wait), the delay
         slider *is* L: it says so, and the bound box, which it overrides, is hidden rather than left showing a
         value that does nothing."""
@@ -90,7 +111,7 @@ class Controls:
                  if w not in rules]
         return W.VBox([W.HTML("<b>Time configuration</b>"), *shown, self.rules.box])
 
-    def _say_durations(self, _change=None) -> None:
+    def _say_durations(self, _change: object = None) -> None:
         """Each slider's value as a duration beside its seconds ("5 min 16 s"): a trace's delays run to
         minutes, and 316.0 is not read at a glance."""
         for name in self.SLIDERS:
@@ -107,26 +128,13 @@ class Controls:
         (heartbeat, schedule, Flink's, Beam's, Storm's, Bytewax's and Spark's own rules) come from their controls
         in ``rules``.
         """
-        unknown = set(slider_values) - set(self.SLIDERS)
-        if unknown:
-            raise ValueError(f"not a slider: {', '.join(sorted(unknown))}")
-        kind = WindowKind(self.window_kind.value)
-        size, slide = round(self.size.value * S), round(self.slide.value * S)
-        if size <= 0 or (kind is WindowKind.SLIDING and slide <= 0):
-            raise InputError("window size, slide and gap must be positive")
-        if kind is WindowKind.TUMBLING:
-            window = WindowSpec(kind, size=size, slide=size)
-        elif kind is WindowKind.SLIDING:
-            window = WindowSpec(kind, size=size, slide=slide)
-        else:
-            window = WindowSpec(kind, gap=size)
-        batches = BatchSpec.parse(self.batches.value) if self.batches.value.strip() else None
-        base = self._shown if self._shown.preset == self.preset.value else preset(self.preset.value)
-        changes = {spec.name: _from_widget(spec, slider_values.get(spec.control, getattr(self, spec.control).value))
-                   for spec in TIME_FIELDS if spec.control and spec.name != "delay"}
-        changes.update(self.rules.values())
-        config = replace(base, window=window, batches=batches or base.batches).with_time(**changes)
-        return apply_delay(config, round(slider_values.get("delay", self.delay.value) * S))
+        return config_of(self.values(), **slider_values)
+
+    def values(self) -> ControlValues:
+        """Every control's value now (kernel's thread): what ``config_of`` computes a config from elsewhere."""
+        names = {*_READ, *(spec.control for spec in TIME_FIELDS if spec.control)}
+        return ControlValues({name: getattr(self, name).value for name in names},
+                             {name: widget.value for name, widget in self.rules.widgets.items()}, self._shown)
 
     def neighbours(self, slider: str, direction: int = 1, steps: tuple[int, ...] = (1, 2, -1)) -> list[float]:
         """The values ``steps`` steps along ``slider`` in ``direction`` (one and two on, then one back), within
@@ -135,7 +143,7 @@ class Controls:
         values = [widget.value + k * direction * widget.step for k in steps]
         return [v for v in values if widget.min <= v <= widget.max]
 
-    def slider_name(self, widget: W.Widget) -> str | None:
+    def slider_name(self, widget: object) -> str | None:
         return next((name for name in self.SLIDERS if getattr(self, name) is widget), None)
 
     def show(self, config: RunConfig) -> None:
@@ -153,14 +161,39 @@ class Controls:
         self.batches.value = str(config.batches) if config.batches else ""
 
 
-def _from_widget(spec: TimeField, value):
+def config_of(values: ControlValues, **slider_values: float) -> RunConfig:
+    """The RunConfig of ``values`` (``Controls.config``), with ``slider_values`` standing in for those sliders'."""
+    unknown = set(slider_values) - set(Controls.SLIDERS)
+    if unknown:
+        raise ValueError(f"not a slider: {', '.join(sorted(unknown))}")
+    read = values.widgets
+    kind = WindowKind(read["window_kind"])
+    size, slide = round(read["size"] * S), round(read["slide"] * S)
+    if size <= 0 or (kind is WindowKind.SLIDING and slide <= 0):
+        raise InputError("window size, slide and gap must be positive")
+    if kind is WindowKind.TUMBLING:
+        window = WindowSpec(kind, size=size, slide=size)
+    elif kind is WindowKind.SLIDING:
+        window = WindowSpec(kind, size=size, slide=slide)
+    else:
+        window = WindowSpec(kind, gap=size)
+    batches = BatchSpec.parse(read["batches"]) if read["batches"].strip() else None
+    base = values.shown if values.shown.preset == read["preset"] else preset(read["preset"])
+    changes = {spec.name: _from_widget(spec, slider_values.get(spec.control, read[spec.control]))
+               for spec in TIME_FIELDS if spec.control and spec.name != "delay"}
+    changes.update(rules_from(values.rules))
+    config = replace(base, window=window, batches=batches or base.batches).with_time(**changes)
+    return apply_delay(config, round(slider_values.get("delay", read["delay"]) * S))
+
+
+def _from_widget(spec: TimeField, value: Any) -> Any:
     """A control's value as the field's: enums by value, durations from seconds (0 = off where allowed)."""
     if spec.values is None:
         return None if spec.optional and value <= 0 else round(value * S)
     return spec.values(value)
 
 
-def _to_widget(spec: TimeField, value):
+def _to_widget(spec: TimeField, value: Any) -> Any:
     if spec.values is None:
         return (value or 0) / S
     return value.value

@@ -1,14 +1,44 @@
-"""The inspector's words: the core's verdicts (``core/explain.py``) as a few lines of HTML, with instants as
-date-times for a wall-clock stream and durations in words."""
+"""The inspector: a clicked event or window explained. Its words are the core's verdicts (``core/explain.py``) as
+a few lines of HTML, with instants as date-times for a wall-clock stream and durations in words; ``Inspector``
+is the box they are shown in."""
 
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
+
+import ipywidgets as W
 
 from explorer.core.explain import Verdict, why_event, why_window
 from explorer.core.result import Reason, Result
 from explorer.timeutil import format_instant, human_duration
 from explorer.ui.figures import STATUS_LABELS
+
+INSPECTOR_HINT = "<i>Click an event or a window marker to see why.</i>"
+
+
+class Inspector:
+    """The inspector's box (``html``): ``event(row)`` and ``window(row)`` explain a row of ``result()``."""
+
+    def __init__(self, result: Callable[[], Result | None]):
+        self._result = result
+        self.html = W.HTML(INSPECTOR_HINT, layout=W.Layout(min_height="8em"))
+
+    def forget(self) -> None:
+        """The stream changed: the event explained was the old one's."""
+        self.html.value = INSPECTOR_HINT
+
+    def event(self, row: int) -> str:
+        result = self._result()
+        if result is not None:
+            self.html.value = explain_event(result, row)
+        return str(self.html.value)
+
+    def window(self, row: int) -> str:
+        result = self._result()
+        if result is not None:
+            self.html.value = explain_window(result, row)
+        return str(self.html.value)
 
 
 def explain_event(result: Result, row: int) -> str:
@@ -73,7 +103,7 @@ def explain_window(result: Result, row: int) -> str:
                      "on-update): this revision replaces the earlier one, and nothing says it is the last")
     else:
         lines.append("a late event inside the allowed lateness updated it; this revision replaces the earlier one")
-    if w.latency_event is not None:
+    if w.latency_event is not None and w.latency_processing is not None:
         lines.append(f"emit latency {human_duration(w.latency_event)} in event time; {_processing(w.latency_processing)}")
     return "<br>".join(lines)
 
@@ -85,6 +115,6 @@ def _processing(micros: int) -> str:
     return f"{human_duration(-micros)} before its end on the processing clock (arrivals run behind event time here)"
 
 
-def _instant(result: Result):
+def _instant(result: Result) -> Callable[[int | None], str]:
     """How this Result's instants read: UTC date-times for a wall-clock stream, seconds from 0 otherwise."""
     return lambda micros: format_instant(micros, result.absolute)

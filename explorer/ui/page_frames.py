@@ -26,6 +26,7 @@ import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anywidget
 import ipywidgets as W
@@ -79,14 +80,21 @@ class PageFrames(anywidget.AnyWidget):
         self.drawn_in_page = 0  # steps the page drew by itself
         self.on_msg(self._on_page_message)
 
-    def context(self, slider: W.Widget) -> list[list]:
-        """The synced values, as the kernel has them, of every control but ``slider`` (the page compares its own
-        values with these before drawing a frame of that slider)."""
-        return [[w.model_id, trait, getattr(w, trait)] for w in self.watched if w is not slider
-                for trait in [_synced_value_trait(w)]]
+    def synced(self) -> tuple[tuple[str, str, Any], ...]:
+        """Every watched control's synced value as the kernel has it now, by model id (read on the kernel's
+        thread, and handed to the thread that pushes a frame)."""
+        return tuple((w.model_id, trait, getattr(w, trait)) for w in self.watched for trait in [_synced_value_trait(w)])
 
-    def push(self, request: Hashable, slider: W.Widget, value: float, frame: ClocksUpdate) -> None:
-        """Send the frame computed for ``request``: the other controls as they are, ``slider`` at ``value``."""
+    def context(self, slider: W.Widget, synced: tuple[tuple[str, str, Any], ...] | None = None) -> list[list[Any]]:
+        """The synced values (``synced``, else as the kernel has them now) of every control but ``slider`` (the
+        page compares its own values with these before drawing a frame of that slider)."""
+        return [[model_id, trait, value] for model_id, trait, value in (self.synced() if synced is None else synced)
+                if model_id != slider.model_id]
+
+    def push(self, request: Hashable, slider: W.Widget, value: float, frame: ClocksUpdate,
+             synced: tuple[tuple[str, str, Any], ...] | None = None) -> None:
+        """Send the frame computed for ``request``: the other controls as ``synced`` says (from a thread other than
+        the kernel's, always give it: the widgets are the kernel's), ``slider`` at ``value``."""
         with self._lock:
             self._token += 1
             token = self._token
@@ -104,7 +112,7 @@ class PageFrames(anywidget.AnyWidget):
         traces = sorted(frame.traces)
         updates = [frame.traces[i] for i in traces]
         content = {"kind": "frame", "token": token, "slider": slider.model_id, "value": float(value),
-                   "context": self.context(slider), "traces": traces, "title": frame.title,
+                   "context": self.context(slider, synced), "traces": traces, "title": frame.title,
                    "x": [spec(u["x"]) for u in updates], "y": [spec(u["y"]) for u in updates],
                    "text": [None if u["text"] is None else list(u["text"]) for u in updates]}
         self.send(content, buffers)

@@ -1,4 +1,5 @@
-"""The explorer's side panels: run the configuration on Spark, compare engines, copy the config as code.
+"""The explorer's side panels: run the configuration on Spark, compare engines (copying the config as code is
+``export_panel.py``, the Spark job's log ``job_log_panel.py``).
 
 Each panel gets what it needs as callables (the current stream, config and Result) so it knows nothing of
 the explorer's widgets, and the explorer knows nothing of Spark: the Spark runner is imported only when
@@ -12,6 +13,7 @@ import threading
 import time
 from functools import partial
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 import ipywidgets as W
 import numpy as np
@@ -24,14 +26,15 @@ from explorer.config import PRESETS, RunConfig, delay_of
 from explorer.core import Result, run
 from explorer.core.result import differences
 from explorer.errors import ExplorerError, InputError
-from explorer.export import TARGETS, ExportSource, export
 from explorer.metrics import CurveRow
 from explorer.streams import Stream, batches_for
 from explorer.timeutil import MICROS, format_instant, human_duration
-from explorer.ui.figures import STATUS_COLORS, STATUS_LABELS, STATUSES, plot_time, send
+from explorer.ui.figures import STATUS_COLORS, STATUS_LABELS, STATUSES, plot_time
+from explorer.ui.plotly_messages import send
 from explorer.ui.sweep import Sweep
 
 S = MICROS["s"]
+T = TypeVar("T")
 MAX_SPARK_SECONDS = 600  # a run expected to take longer is started only on "run anyway"
 COMPARE_POINTS = 5_000  # events per panel and view; small multiples show a stretch, not every point
 
@@ -42,7 +45,11 @@ class SparkPanel:
     it runs that query, withWatermark + window, one micro-batch per arrival batch: what Spark itself does, held
     against the preset's prediction. Otherwise, or when asked, it runs the preview's rules as a Spark query.
     "Sweep the curve on Spark" evaluates the curve's delays as Spark tasks, with the same progress bar and cancel,
-    and draws Spark's curve, held against the preview's."""
+    and draws Spark's curve, held against the preview's.
+
+    The run's thread gets what it reads at the start (stream, config, the preview then shown); what it writes
+    back (the badge, the explorer's figure through ``show``) it writes holding ``lock``, the explorer's, after
+    checking the stream is still the one it ran on: ``forget`` is called under the same lock."""
 
     INTRO = ("<i>With the spark preset's rules this runs Spark's own withWatermark + window query; with any other "
              "rules, those rules as a Spark Structured Streaming query (local[2]). The sweep evaluates the curve's "
@@ -50,8 +57,9 @@ class SparkPanel:
 
     def __init__(self, stream: Callable[[], Stream], config: Callable[[], RunConfig],
                  preview: Callable[[], Result | None], show: Callable[[Result, Result], None],
-                 sweep: Sweep, max_delay: Callable[[], float]):
+                 sweep: Sweep, max_delay: Callable[[], float], lock: threading.RLock | None = None):
         self._stream, self._config, self._preview, self._show = stream, config, preview, show
+        self._lock = lock if lock is not None else threading.RLock()
         self._sweep, self._max_delay = sweep, max_delay
         self.run_button = W.Button(description="Run on Spark", icon="play", button_style="primary",
                                    layout=W.Layout(width="auto"))
@@ -75,10 +83,11 @@ class SparkPanel:
 
     def forget(self) -> None:
         """The stream changed: a badge, a status or a run under way belong to the old one."""
-        self._stream_generation += 1
-        self._cancel.set()
-        self.result = None
-        self.badge.value, self.status.value, self.progress.value = "", self.INTRO, 0
+        with self._lock:
+            self._stream_generation += 1
+            self._cancel.set()
+            self.result = None
+            self.badge.value, self.status.value, self.progress.value = "", self.INTRO, 0
 
     def _native(self, config: RunConfig) -> bool:
         """Whether this run is Spark's own query: its settings say so, and the user did not ask otherwise."""
@@ -92,10 +101,10 @@ class SparkPanel:
             return False
         return True
 
-    def start(self, _button=None) -> None:
+    def start(self, _button: object = None) -> None:
         if self.thread is not None and self.thread.is_alive():
             return
-        stream, config = self._stream(), self._config()
+        stream, config, preview = self._stream(), self._config(), self._preview()
         from explorer.spark import expected_seconds, native_seconds, plan_micro_batches
 
         native = self._native(config)
@@ -111,9 +120,9 @@ class SparkPanel:
                                  f"{human_duration(seconds * S)} on Spark (local[2]). Tick 'run anyway' to start it"
                                  f"{'' if not native else ', or fewer arrival batches (batches control)'}.</span>")
             return
-        self._begin("micro-batches", self._work, stream, config, native)
+        self._begin("micro-batches", self._work, stream, config, native, preview)
 
-    def _begin(self, counting: str, work: Callable, *args) -> None:
+    def _begin(self, counting: str, work: Callable[..., None], *args: Any) -> None:
         """Start ``work(*args, generation)`` in the background, the buttons and the progress bar set for it."""
         self._cancel.clear()
         self.run_button.disabled = self.sweep_button.disabled = True
@@ -123,7 +132,7 @@ class SparkPanel:
         self.thread = threading.Thread(target=work, args=(*args, self._stream_generation), daemon=True)
         self.thread.start()
 
-    def _finish(self, generation: int, work: Callable):
+    def _finish(self, generation: int, work: Callable[[], T]) -> T | None:
         """``work()``'s value, or None when it failed (cancelled, too big, Spark failed: said in one line, with the
         checkpoint for the rules) or the stream changed meanwhile; the buttons are free again either way."""
         try:
@@ -137,25 +146,32 @@ class SparkPanel:
             self.cancel_button.disabled = True
         return value if generation == self._stream_generation else None
 
-    def _work(self, stream: Stream, config: RunConfig, native: bool, generation: int) -> None:
+    def _work(self, stream: Stream, config: RunConfig, native: bool, preview: Result | None, generation: int) -> None:
         from explorer.spark import as_spark_reports, run_spark, run_spark_native, spark_session
 
         started = time.perf_counter()
+        absolute = stream.absolute
         if native:
             result = self._finish(generation, lambda: run_spark_native(
-                stream, config, spark_session, progress=self._on_native_progress, cancel=self._cancel))
+                stream, config, spark_session, progress=partial(self._on_native_progress, absolute),
+                cancel=self._cancel))
         else:
             result = self._finish(generation, lambda: run_spark(stream, config, spark_session,
-                                                                progress=self._on_progress, cancel=self._cancel))
+                                                                progress=partial(self._on_progress, absolute),
+                                                                cancel=self._cancel))
         if result is None:
             return
-        self.result = result
         seconds = time.perf_counter() - started
-        preview = self._preview()
         local = preview if preview is not None and preview.engine == "local" and preview.config == config \
             else run(stream, config)
         expected = as_spark_reports(local) if native else local
         found = differences(expected, result)
+        with self._lock:  # the explorer's: the stream cannot change while the Result is shown
+            if generation == self._stream_generation:
+                self._report(result, expected, found, native, seconds)
+
+    def _report(self, result: Result, expected: Result, found: list[str], native: bool, seconds: float) -> None:
+        self.result = result
         who = "Spark's own query" if native else "Spark"  # Spark, running the preview's rules
         self.status.value = (f"{who} finished {self.progress.value} micro-batches in {seconds:.1f} s; showing its "
                              "Result" + (" (its watermark is the one Spark reported)" if native else "")
@@ -170,7 +186,7 @@ class SparkPanel:
                                 "watermark per micro-batch are identical.</div>")
         self._show(result, expected)
 
-    def start_sweep(self, _button=None) -> None:
+    def start_sweep(self, _button: object = None) -> None:
         """The completeness–latency curve of the current settings, evaluated by Spark (one task per delay, spread
         over its executors: for streams too big for the kernel, with a cluster behind the session), drawn in
         the curve figure and held against the preview's curve when that one is complete."""
@@ -188,10 +204,16 @@ class SparkPanel:
                                                                progress=self._on_sweep_progress, cancel=self._cancel))
         if rows is None:
             return
+        with self._lock:
+            if generation == self._stream_generation:
+                self._report_curve(stream, config, delays, rows, time.perf_counter() - started)
+
+    def _report_curve(self, stream: Stream, config: RunConfig, delays: list[int], rows: list[CurveRow],
+                      seconds: float) -> None:
         self.curve = rows
         self._sweep.draw(rows, title="completeness vs latency (Spark's sweep)")
         self.status.value = (f"Spark evaluated {len(rows)} delays (0 to {human_duration(delays[-1])}) in "
-                             f"{time.perf_counter() - started:.1f} s; the curve shows its points.")
+                             f"{seconds:.1f} s; the curve shows its points.")
         local = self._sweep.rows_for(stream, config)
         if local is None:
             self.badge.value = "<i>the preview's curve is not complete yet: nothing to hold Spark's against</i>"
@@ -203,21 +225,21 @@ class SparkPanel:
             self.badge.value = (f"<div style='background:#fde;padding:4px'><b>Spark's curve and the preview's differ"
                                 f"</b>, first at delay {first.delay:g} s.</div>")
 
-    def _on_sweep_progress(self, p) -> None:
+    def _on_sweep_progress(self, p: Any) -> None:
         self.progress.max, self.progress.value = p.total, p.done
         self.status.value = f"Spark has evaluated {p.done} of {p.total} delays"
 
-    def _on_progress(self, p) -> None:
+    def _on_progress(self, absolute: bool, p: Any) -> None:
         self.progress.max = p.batches
         self.progress.value = p.batch
-        wm = format_instant(p.watermark, self._stream().absolute)
+        wm = format_instant(p.watermark, absolute)
         self.status.value = f"micro-batch {p.batch}/{p.batches}: {p.rows} rows, watermark {wm}, {p.duration_ms} ms"
 
-    def _on_native_progress(self, p, batches: int) -> None:
+    def _on_native_progress(self, absolute: bool, p: Any, batches: int) -> None:
         """Spark's own progress report: its watermark, and the rows it dropped (counted after aggregation)."""
         self.progress.max = max(batches, p.batch_id + 1)
         self.progress.value = p.batch_id + 1
-        wm = format_instant(p.watermark, self._stream().absolute)
+        wm = format_instant(p.watermark, absolute)
         self.status.value = (f"micro-batch {p.batch_id + 1}/{batches}: {p.input_rows} rows, Spark's watermark {wm}, "
                              f"{p.dropped} dropped by it, {p.duration_ms} ms")
 
@@ -375,32 +397,3 @@ def _sample(events: pd.DataFrame, keep: set[str]) -> pd.DataFrame:
     chosen[np.linspace(0, len(events) - 1, COMPARE_POINTS).astype(int)] = True
     chosen |= events["id"].isin(keep).to_numpy()
     return events[chosen]
-
-
-class ExportPanel:
-    """"Copy config as…": the current settings in the chosen engine's API, with the stream's own column names,
-    ready to paste; the copy button puts the text on the clipboard (in the page: the kernel has no clipboard)."""
-
-    COPY = ("<button class='jupyter-button wx-copy' title='copy the snippet to the clipboard' onclick=\""
-            "const box = this.closest('.wx-export').querySelector('textarea');"
-            "navigator.clipboard.writeText(box.value).then(() => { this.textContent = 'copied'; "
-            "setTimeout(() => { this.textContent = 'copy'; }, 1500); });\">copy</button>")
-
-    def __init__(self, config: Callable[[], RunConfig], stream: Callable[[], Stream]):
-        self._config, self._stream = config, stream
-        self.target = W.Dropdown(options=list(TARGETS), value="voltsp-yaml", description="copy as")
-        self.text = W.Textarea(layout=W.Layout(width="100%", height="16em"))
-        self.copy = W.HTML(self.COPY)
-        self.target.observe(lambda _c: self.refresh(), names="value")
-
-    def refresh(self) -> None:
-        try:
-            self.text.value = export(self._config(), self.target.value, ExportSource.of(self._stream()))
-        except InputError as error:
-            self.text.value = f"# {error}"
-
-    def box(self) -> W.Widget:
-        self.refresh()
-        box = W.VBox([W.HBox([self.target, self.copy]), self.text])
-        box.add_class("wx-export")
-        return box

@@ -12,10 +12,11 @@ from collections.abc import Callable, Hashable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Generic, TypeVar
 
+K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
 
 
-class Prefetcher(Generic[T]):
+class Prefetcher(Generic[K, T]):
     """``get(key)`` returns ``make(key)``, from a speculative run when one was started for that key.
 
     At most ``size`` keys are kept (least recently used go first). A key still waiting in the queue when it
@@ -24,18 +25,18 @@ class Prefetcher(Generic[T]):
     Call it from one thread (the kernel's); only ``make`` runs on the worker.
     """
 
-    def __init__(self, make: Callable[[Hashable], T], size: int = 6):
+    def __init__(self, make: Callable[[K], T], size: int = 6):
         self._make = make
         self.size = size  # keys kept
-        self._futures: OrderedDict[Hashable, Future] = OrderedDict()
+        self._futures: OrderedDict[K, Future[T]] = OrderedDict()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="explorer-prefetch")
 
-    def get(self, key: Hashable) -> T:
+    def get(self, key: K) -> T:
         future = self._futures.get(key)
         if future is not None and not future.cancel():  # only a queued future can be cancelled
             self._futures.move_to_end(key)
             return future.result()
-        done: Future = Future()
+        done: Future[T] = Future()
         try:
             done.set_result(self._make(key))
         except Exception as exc:  # kept like a speculative failure, so a second get raises it again
@@ -43,7 +44,7 @@ class Prefetcher(Generic[T]):
         self._keep(key, done)
         return done.result()
 
-    def prefetch(self, keys: Iterable[Hashable]) -> None:
+    def prefetch(self, keys: Iterable[K]) -> None:
         """Queue ``keys`` (in that order) that are neither kept nor queued yet, and count every one of them as
         just used: a key already kept must not be the oldest, or queueing the others would evict it."""
         for key in keys:
@@ -52,14 +53,14 @@ class Prefetcher(Generic[T]):
             else:
                 self._keep(key, self._pool.submit(self._make, key))
 
-    def when_ready(self, key: Hashable, callback: Callable[[T], None]) -> None:
+    def when_ready(self, key: K, callback: Callable[[T], None]) -> None:
         """Call ``callback(value)`` once the kept ``key`` is computed: on the worker, or here if it is done.
         Nothing is called for a key not kept, evicted before it ran, or whose ``make`` raised."""
         future = self._futures.get(key)
         if future is not None:
             future.add_done_callback(lambda f: None if f.cancelled() or f.exception() else callback(f.result()))
 
-    def was_prefetched(self, key: Hashable) -> bool:
+    def was_prefetched(self, key: K) -> bool:
         """True when ``key`` is ready without computing (for tests and benchmarks)."""
         future = self._futures.get(key)
         return future is not None and future.done() and future.exception() is None
@@ -75,7 +76,7 @@ class Prefetcher(Generic[T]):
             future.cancel()
         self._futures.clear()
 
-    def _keep(self, key: Hashable, future: Future) -> None:
+    def _keep(self, key: K, future: Future[T]) -> None:
         self._futures[key] = future
         self._futures.move_to_end(key)
         while len(self._futures) > self.size:

@@ -10,6 +10,7 @@ a duration a text box read as ``--heartbeat`` reads it ("60s", "1ms").
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import ipywidgets as W
@@ -30,7 +31,7 @@ class RuleControls:
 
     def values(self) -> dict[str, Any]:
         """The TimeConfig fields as the widgets say; an InputError names the option of one that is off."""
-        return {spec.name: _read(spec, self.widgets[spec.name].value) for spec in RULE_FIELDS}
+        return rules_from({name: widget.value for name, widget in self.widgets.items()})
 
     def show(self, time: TimeConfig) -> None:
         for spec in RULE_FIELDS:
@@ -42,6 +43,11 @@ class RuleControls:
         its value is kept."""
         for spec in RULE_FIELDS:
             self.widgets[spec.name].layout.display = None if kind in spec.windows else "none"
+
+
+def rules_from(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The TimeConfig fields of the widgets' raw values (by field name), as ``RuleControls.values`` reads them."""
+    return {spec.name: _read(spec, raw[spec.name]) for spec in RULE_FIELDS}
 
 
 def _label(spec: TimeField) -> str:

@@ -18,7 +18,7 @@ from explorer.config import (Emit, LatePolicy, LatenessRule, RunConfig, Panes, S
                              time_config_to_voltsp)
 from explorer.core.rules import derive
 from explorer.streams import Stream
-from explorer.streams.loading import SUFFIXES
+from explorer.streams.files import SUFFIXES
 from explorer.streams.times import TimeFormat
 from explorer.timeutil import format_duration
 

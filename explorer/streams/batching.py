@@ -87,9 +87,9 @@ def _assign(stream: Stream, spec: BatchSpec, scripted: bool) -> Batches:
         commit = (raw[first_rows] + 1) * spec.interval
     else:
         commit = np.maximum.accumulate(arrival[last_rows])
-    scripted = np.full(len(first_rows), NO_SCRIPTED, dtype=np.int64)
-    np.maximum.at(scripted, row_batch[is_mark], marks["watermark"].to_numpy(dtype=np.int64))
+    scripted_marks = np.full(len(first_rows), NO_SCRIPTED, dtype=np.int64)  # per batch: its largest, or none
+    np.maximum.at(scripted_marks, row_batch[is_mark], marks["watermark"].to_numpy(dtype=np.int64))
     events_before = np.concatenate([[0], np.cumsum(~is_mark)])  # events before each row
     return Batches(number=(row_batch[~is_mark] + 1).astype(np.int64), commit_time=commit.astype(np.int64),
                    starts=np.append(events_before[first_rows], n).astype(np.int64), opens=arrival[first_rows],
-                   scripted=scripted)
+                   scripted=scripted_marks)

@@ -144,10 +144,17 @@ def kafka_export(seed: int = 2, devices: int = 20, duration: float = 2500.0, rat
                                     "ingested": ingested}))
     frame = pd.concat(frames).sort_values("ingested", kind="stable").reset_index(drop=True)
     frame["offset"] = frame.groupby("partition").cumcount()
-    ts = origin + pd.to_timedelta(np.round(frame["recorded"] * 1000), unit="ms")
-    ingest = origin + pd.to_timedelta(np.round(frame["ingested"] * 1000), unit="ms")
-    epoch_ms = lambda stamps: (stamps - pd.Timestamp("1970-01-01", tz="UTC")) // pd.Timedelta(milliseconds=1)  # noqa: E731
-    iso = lambda stamps: stamps.dt.strftime("%Y-%m-%dT%H:%M:%S.%f").str[:-3]  # noqa: E731
+    ts = origin + pd.to_timedelta((frame["recorded"] * 1000).round(), unit="ms")
+    ingest = origin + pd.to_timedelta((frame["ingested"] * 1000).round(), unit="ms")
+
+    def epoch_ms(stamps: pd.Series) -> pd.Series:
+        millis: pd.Series = (stamps - pd.Timestamp("1970-01-01", tz="UTC")) // pd.Timedelta(milliseconds=1)
+        return millis
+
+    def iso(stamps: pd.Series) -> pd.Series:
+        text: pd.Series = stamps.dt.strftime("%Y-%m-%dT%H:%M:%S.%f").str[:-3]
+        return text
+
     frame["ts"] = epoch_ms(ts) if times == "epoch-ms" else iso(ts) + "Z"
     frame["ingest_ts"] = iso(ingest.dt.tz_convert("Etc/GMT-1")) + "+01:00" if times == "iso" else epoch_ms(ingest)
     return frame[["device_id", "ts", "ingest_ts", "partition", "offset"]]

@@ -96,7 +96,7 @@ def _numbers(numeric: np.ndarray, column: str, unit: str | None, where: str) -> 
         row = int(np.flatnonzero(~np.isfinite(numeric))[0]) + 1
         raise InputError(f"{where}: column '{column}' row {row}: time is infinite")
     given = unit is not None
-    if not given:
+    if unit is None:
         unit = epoch_unit(numeric)
         kind, unit = ("number", "s") if unit is None else ("epoch", unit)
     else:

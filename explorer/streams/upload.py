@@ -16,7 +16,7 @@ import pandas as pd
 
 from explorer.budget import BYTES_PER_LOADED_ROW, BYTES_PER_TEXT_BYTE, check_load, text_bytes
 from explorer.errors import InputError
-from explorer.streams.loading import SUFFIXES
+from explorer.streams.files import SUFFIXES
 
 MAX_UPLOAD_BYTES = 200 * 1024**2
 MAX_UPLOAD_ROWS = 10_000_000  # the largest trace the product is built for
@@ -106,4 +106,5 @@ def _check_parquet_footer(name: str, content: bytes) -> int:
     if decoded > MAX_PARQUET_DECODED_BYTES:
         raise InputError(f"{name}: decompresses to {decoded / 1024**3:.1f} GiB, over the "
                          f"{MAX_PARQUET_DECODED_BYTES // 1024**3} GiB upload limit; drop columns or sample it first")
-    return meta.num_rows
+    rows: int = meta.num_rows
+    return rows

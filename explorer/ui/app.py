@@ -14,7 +14,6 @@ the preview) do it holding ``_lock``, which every handler here holds too, so the
 
 from __future__ import annotations
 
-import html
 import threading
 import time
 from collections.abc import Hashable
@@ -35,7 +34,7 @@ from explorer.ui.clocks import INTERACTIVE_BUDGET, PREVIEW_LINE, SETTLE_SECONDS,
 from explorer.ui.controls import Controls
 from explorer.ui.data_picker import UPLOAD, DataPicker, resolve_stream
 from explorer.ui.export_panel import ExportPanel
-from explorer.ui.figures import ALL_KEYS, TwoClocks
+from explorer.ui.figures import TwoClocks
 from explorer.ui.frames_ahead import Frame, FramesAhead, Position, Request, frames_to_keep
 from explorer.ui.histogram import DelayHistogram
 from explorer.ui.inspector import Inspector
@@ -43,6 +42,8 @@ from explorer.ui.job_log_panel import JobLogPanel
 from explorer.ui.page_frames import ClocksUpdate, PageFrames
 from explorer.ui.panels import ComparePanel, SparkPanel
 from explorer.ui.prefetch import Prefetcher
+from explorer.ui.status_line import StatusLine
+from explorer.ui.stepper import Stepper
 from explorer.ui.sweep import Sweep
 
 # the names other modules, benchmarks and tests import from here
@@ -82,14 +83,11 @@ class Explorer:
         self._request: Request | None = None  # what the two clocks show (or are about to)
         self._delay_p99 = 0.0
         self.controls = Controls()
-        self.message = W.HTML()
-        self._saying_error = False  # the message is an error the next good refresh clears (else a note that stays)
+        self.status_line = StatusLine()
+        self.message = self.status_line.html
         self.cards = W.HTML()
-        self.key = W.Dropdown(options=[ALL_KEYS], value=ALL_KEYS, description="key", layout=W.Layout(width="22em"))
-        self.batch = W.IntSlider(value=1, min=1, max=1, description="up to batch", continuous_update=True,
-                                 layout=W.Layout(width="36em"))
-        self.play = W.Play(value=1, min=1, max=1, interval=400, description="replay")
-        W.jslink((self.play, "value"), (self.batch, "value"))
+        self.stepper = Stepper(self._on_stepper, self._lock)
+        self.key, self.batch, self.play = self.stepper.key, self.stepper.batch, self.stepper.play
         self.sweep = Sweep(self._settings, self._set_delay, SIDE_FIGURE_WIDTH)
         self.spark_panel = SparkPanel(lambda: self.stream, self.controls.config, lambda: self.result, self.show_result,
                                       self.sweep, lambda: self.controls.delay.max, lock=self._lock)
@@ -122,8 +120,6 @@ class Explorer:
             if widget is not self.controls.preset:
                 widget.observe(self._on_control, names="value")
         self.controls.preset.observe(self._on_preset, names="value")
-        self.key.observe(self._on_stepper, names="value")
-        self.batch.observe(self._on_stepper, names="value")
 
     def _on_control(self, change: dict[str, Any] | None = None) -> None:
         with self._lock:
@@ -146,11 +142,9 @@ class Explorer:
                 self._quiet = False
             self.refresh()
 
-    def _on_stepper(self, _change: object = None) -> None:
+    def _on_stepper(self) -> None:
         """The key or the stepper's batch moved: draw the Result shown for them (every point)."""
         with self._lock:
-            if self._quiet:
-                return
             self._post_position()
             view = self._view()
             if view is not None:
@@ -163,11 +157,9 @@ class Explorer:
             self._forget_stream()
             self.page_frames.clear()
             self.ahead.start(stream)
-            keys = stream.keys
+            self.stepper.show_keys(stream.keys)
             self._quiet = True
             try:
-                self.key.options = [ALL_KEYS] + (keys if len(keys) > 1 or keys != [""] else [])
-                self.key.value = ALL_KEYS
                 self._delay_p99 = self.delay_histogram.show(stream)
                 top = max(10.0, np.ceil(self._delay_p99 * 1.5))
                 for slider in (self.controls.delay, self.controls.allowed):
@@ -208,16 +200,8 @@ class Explorer:
             self._post_position()  # a frame computed ahead is near no position now
             self._say(str(exc))
             return
-        self._clear_error()  # the settings work now; a note (what a file was read as) stays
-        last_batch = int(self.result.events["batch"].max())
-        follow = reset_stepper or self.batch.value >= self.batch.max
-        self._quiet = True
-        try:
-            self.batch.max = self.play.max = last_batch
-            if follow:
-                self.batch.value = last_batch
-        finally:
-            self._quiet = False
+        self.status_line.clear_error()  # the settings work now; a note (what a file was read as) stays
+        self.stepper.follow(int(self.result.events["batch"].max()), reset_stepper)
         self._post_position()
         page_drew = not reset_stepper and self._page_holds(request)
         self._request = request
@@ -247,8 +231,7 @@ class Explorer:
         """What the two clocks draw now, read from the explorer (under ``_lock``); None before any Result."""
         if self.result is None:
             return None
-        upto = self.batch.value if self.batch.value < self.batch.max else None
-        key = self.key.value
+        upto, key = self.stepper.upto, self.key.value
         frame = self._frame
         light = frame.light if frame is not None and frame.result is self.result and frame.key == key else None
         return View(self.stream, self.result, key, upto, self._beside, light)
@@ -256,7 +239,7 @@ class Explorer:
     def _post_position(self) -> None:
         """Hand the controls' position to the prefetch thread (frames_ahead.Position)."""
         self.ahead.post(Position(self._stream_generation, self.stream, self.controls.values(), self.key.value,
-                                 self.batch.value >= self.batch.max, self.page_frames.synced()))
+                                 self.stepper.at_last_batch, self.page_frames.synced()))
 
     def _side_figures(self, settled: Settled) -> None:
         """The histogram's delay line and the curve's marker (or a new sweep) follow the settings at rest."""
@@ -287,7 +270,7 @@ class Explorer:
     # --- the page's frames (page_frames.py) and those computed ahead (frames_ahead.py) ------------
     def _page_holds(self, request: Request) -> bool:
         """Whether the page held this step's frame when the slider moved, and so drew it (page_frames.py)."""
-        return self.batch.value >= self.batch.max and self.page_frames.holds(request)
+        return self.stepper.at_last_batch and self.page_frames.holds(request)
 
     def _on_page_drawn(self, request: Hashable, update: ClocksUpdate) -> None:
         """The page drew a frame it held: the Python figure mirrors it (page_frames.mirror)."""
@@ -366,25 +349,18 @@ class Explorer:
         with self._lock:
             return self.inspection.window(row)
 
-    # --- messages and layout --------------------------------------------------------------------
+    # --- layout ---------------------------------------------------------------------------------
     def _on_load(self, _button: object = None) -> None:
         self.data.load()
 
     def _say(self, text: str, error: bool = True) -> None:
-        color = "#a00" if error else "#333"
-        self.message.value = f"<span style='color:{color}'>{html.escape(text) if error else text}</span>" if text else ""
-        self._saying_error = error and bool(text)
-
-    def _clear_error(self) -> None:
-        if self._saying_error:
-            self._say("")
+        self.status_line.say(text, error)
 
     def widget(self) -> W.Widget:
         left = W.VBox([self.data.box(), self.controls.box()], layout=W.Layout(flex="0 0 28em"))
         wrap = W.Layout(flex_flow="row wrap")  # rows that fold rather than run off a narrow page
-        stepper = W.HBox([self.play, self.batch, self.key], layout=wrap)
         target = W.HBox([self.sweep.target, self.sweep.suggestion], layout=W.Layout(flex_flow="row wrap"))
-        right = W.VBox([self.message, self.cards, self.clocks, stepper,
+        right = W.VBox([self.message, self.cards, self.clocks, self.stepper.box(),
                         W.HBox([self.histogram, self.sweep.figure], layout=wrap), target,
                         W.HTML("<b>Inspector</b>"), self.inspector, self.panels(), self.page_frames],
                        layout=W.Layout(flex="1 1 0", min_width="0"))  # min_width 0: it may shrink below its content

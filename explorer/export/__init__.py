@@ -1,0 +1,39 @@
+"""A tuned configuration handed back in the user's own engine: a snippet carrying the window, delay /
+lateness bound, allowed lateness, idle timeout and late-data handling, with a comment for every setting
+the target cannot express (so nothing is silently lost in translation).
+
+A snippet uses the user's own column names (``ExportSource``: the file's name for event time and key), and
+the PySpark one is a whole query: source, event time as a timestamp, watermark, window, sink, ``start()``.
+
+The snippets are one function per engine: ``jvm`` (VoltSP, Flink, Beam Java, Kafka Streams) and ``python``
+(PyFlink, PySpark, Bytewax, Beam Python), over what they share (``common``); this module names them
+(:data:`TARGETS`) and picks one (:func:`export`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from explorer.config import RunConfig
+from explorer.export.common import DEFAULT_SOURCE, ExportSource
+from explorer.export.jvm import beam_java, flink_java, kafka_streams_java, voltsp_java, voltsp_yaml
+from explorer.export.python import beam_python, bytewax, pyflink, pyspark
+
+__all__ = ["DEFAULT_SOURCE", "TARGETS", "ExportSource", "beam_java", "beam_python", "bytewax", "export", "flink_java",
+           "kafka_streams_java", "pyflink", "pyspark", "voltsp_java", "voltsp_yaml"]
+
+
+TARGETS: dict[str, Callable[[RunConfig, ExportSource], str]] = {
+    "voltsp-yaml": voltsp_yaml, "voltsp-java": voltsp_java, "flink-java": flink_java, "pyflink": pyflink,
+    "pyspark": pyspark, "bytewax": bytewax, "beam-python": beam_python, "beam-java": beam_java,
+    "kafka-streams-java": kafka_streams_java,
+}
+
+
+def export(config: RunConfig, target: str, source: ExportSource = DEFAULT_SOURCE) -> str:
+    """The snippet for ``target`` (one of :data:`TARGETS`), naming the columns as ``source`` does."""
+    from explorer.errors import InputError
+
+    if target not in TARGETS:
+        raise InputError(f"unknown export target {target!r}; use one of {', '.join(TARGETS)}")
+    return TARGETS[target](config, source)

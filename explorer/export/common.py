@@ -1,0 +1,131 @@
+"""What every export snippet shares: where the user's events live (:class:`ExportSource`), durations as each
+language writes them, and the comments for every setting a target cannot express (so nothing is silently lost in
+translation).
+
+A module of its own so that the snippets, one function per engine in ``jvm`` and ``python``, say only what is
+particular to their engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from explorer.config import LatePolicy, LatenessRule, Panes, RunConfig, WindowKind
+from explorer.core.rules import derive
+from explorer.streams import Stream
+from explorer.streams.times import TimeFormat
+from explorer.timeutil import format_duration
+
+MS = 1000
+
+
+@dataclass(frozen=True)
+class ExportSource:
+    """What the user's events are called where they live: the event-time and key columns, how event time is
+    written, and the file (for a runnable query)."""
+
+    event_time: str = "event_time"
+    key: str | None = "key"  # None: the stream has no key column; one group
+    event_time_format: TimeFormat | None = None
+    path: str | None = None
+
+    @staticmethod
+    def of(stream: Stream) -> "ExportSource":
+        named = stream.source_columns
+        return ExportSource(named.get("event_time", "event_time"),
+                            named.get("key", "key") if stream.has_keys else None,
+                            stream.time_formats.get("event_time"), stream.source)
+
+
+DEFAULT_SOURCE = ExportSource()
+
+
+def java_duration(micros: int) -> str:
+    if micros == 0:
+        return "Duration.ZERO"
+    if micros % (3600 * 10**6) == 0:
+        return f"Duration.ofHours({micros // (3600 * 10**6)})"
+    if micros % (60 * 10**6) == 0:
+        return f"Duration.ofMinutes({micros // (60 * 10**6)})"
+    if micros % 10**6 == 0:
+        return f"Duration.ofSeconds({micros // 10**6})"
+    return f"Duration.ofMillis({micros // MS})"
+
+
+def py_timedelta(micros: int) -> str:
+    return f"timedelta(seconds={micros / 10**6:g})"
+
+
+def spark_interval(micros: int) -> str:
+    return f"{micros / 10**6:g} seconds"
+
+
+def window_length(config: RunConfig) -> int:
+    return config.window.gap if config.window.kind is WindowKind.SESSION else config.window.size
+
+
+def watermark_lag(config: RunConfig) -> int:
+    """The one lateness bound most engines have: bound L plus delayWindowClose."""
+    return config.time.bound + config.time.delay
+
+
+def unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]:
+    """Comments for what the target cannot say."""
+    t, rules = config.time, derive(config)
+    notes = []
+    if "strategy" not in handled and rules.strategy_min:
+        notes.append("MIN_EVENT_TIME (watermark = each batch's smallest event time) has no equivalent; "
+                     "the snippet uses max seen − lag")
+    if "event_clock" not in handled and rules.event_clock:
+        notes.append("Bytewax's event clock (watermark advancing with system time) has no equivalent here")
+    if rules.scripted:
+        notes.append("scripted watermarks (the input's watermark rows) have no equivalent; the snippet uses "
+                     "max seen − lag")
+    if "idle" not in handled and t.idle_timeout is not None:
+        notes.append(f"idle timeout {format_duration(t.idle_timeout)} ({t.idle_clock.value} clock) has no "
+                     f"direct equivalent in {target}")
+    if "allowed" not in handled and t.allowed_lateness:
+        notes.append(f"allowed lateness {format_duration(t.allowed_lateness)} has no equivalent in {target}")
+    if "side_output" not in handled and t.late_policy is LatePolicy.SIDE_OUTPUT:
+        notes.append(f"late events cannot go to a side output in {target}; they are dropped")
+    if "scope" not in handled and rules.per_key:
+        notes.append(f"{target} has no per-key watermark: one watermark serves all keys")
+    if "timestamp_rule" not in handled and t.lateness_rule is LatenessRule.TIMESTAMP:
+        notes.append("'late = timestamp behind the watermark' is not this engine's rule (it drops by window end)")
+    if "end_inclusive" not in handled and t.end_inclusive:
+        notes.append("windows here are [start, end); Storm's are (start, end]")
+    if rules.processing:
+        notes.append("processing time: no watermark settings apply")
+    if "emit" not in handled and rules.on_update:
+        notes.append(f"emit on-update (every record forwards its window's new result) is Kafka Streams' default; "
+                     f"{target} emits a window when it closes")
+    if "panes" not in handled and t.panes is Panes.DISCARDING:
+        notes.append(f"discarding panes have no equivalent in {target}: a re-emission carries the whole window")
+    if config.window.kind is WindowKind.SLIDING and rules.from_zero != ("from_zero" in handled):
+        notes.append(f"{target} also creates the sliding windows that start before 0; here an event at t ≥ 0 is in "
+                     f"none of them" if t.windows_from_zero else
+                     f"{target} creates no window that starts before 0; here events near 0 are in those too")
+    if "allowed" in handled and t.allowed_lateness and rules.late_at_once != ("per_element" in handled):
+        notes.append(f"{target} re-fires a window once for the late elements of a bundle or batch; here each late "
+                     f"element fires it" if t.late_fires_per_element else
+                     f"{target} fires a window the watermark has passed for each late element; here once per batch")
+    if rules.source_idle_timeout is not None and target not in ("Flink", "PyFlink"):
+        notes.append(f"a partition idle for {format_duration(rules.source_idle_timeout)} leaving the watermark merge "
+                     f"(Flink's withIdleness) has no equivalent in {target}")
+    return notes
+
+
+def comment(prefix: str, notes: list[str]) -> str:
+    return "".join(f"{prefix} NOTE: {n}\n" for n in notes)
+
+
+def beam_window_fn(config: RunConfig, seconds: Callable[[int], str], java: bool) -> str:
+    size, slide, gap = (seconds(v) for v in (config.window.size, config.window.slide, config.window.gap))
+    if java:
+        return {WindowKind.TUMBLING: f"FixedWindows.of({size})",
+                WindowKind.SLIDING: f"SlidingWindows.of({size}).every({slide})",
+                WindowKind.SESSION: f"Sessions.withGapDuration({gap})"}[config.window.kind]
+    return {WindowKind.TUMBLING: f"window.FixedWindows({size})",
+            WindowKind.SLIDING: f"window.SlidingWindows({size}, {slide})",
+            WindowKind.SESSION: f"window.Sessions({gap})"}[config.window.kind]

@@ -1,0 +1,157 @@
+"""Export snippets for the engines configured in Java or in YAML: VoltSP (YAML and Java), Flink, Beam's Java SDK
+and Kafka Streams.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import yaml
+
+from explorer.config import Emit, LatePolicy, Panes, RunConfig, Scope, Strategy, TimeSource, WindowKind, time_config_to_voltsp
+from explorer.export.common import (DEFAULT_SOURCE, ExportSource, beam_window_fn, comment, java_duration, unsupported,
+                                    watermark_lag)
+from explorer.timeutil import format_duration
+
+def voltsp_yaml(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
+    kinds = {WindowKind.TUMBLING: "tumbling-time-window", WindowKind.SLIDING: "sliding-time-window",
+             WindowKind.SESSION: "session-window"}
+    section: dict[str, Any] = {}
+    if config.window.kind is WindowKind.SESSION:
+        section["gap"] = format_duration(config.window.gap)
+    else:
+        section["windowSpan"] = format_duration(config.window.size)
+        if config.window.kind is WindowKind.SLIDING:
+            section["slide"] = format_duration(config.window.slide)
+    if source.key:
+        section["keyExtractor"] = f"Event::{source.key}"
+    time = config.time
+    notes = unsupported(config, "VoltSP", {"strategy", "idle", "allowed", "side_output", "scope", "timestamp_rule"})
+    if time.strategy is Strategy.EVENT_CLOCK:
+        time = replace(time, strategy=Strategy.MAX)
+    section["timeConfig"] = time_config_to_voltsp(time, source.event_time)
+    body = yaml.safe_dump({"emitter": {kinds[config.window.kind]: section}}, sort_keys=False)
+    return comment("#", notes) + body
+
+
+def voltsp_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
+    t = config.time
+    kinds = {WindowKind.TUMBLING: "tumblingTimeWindow", WindowKind.SLIDING: "slidingTimeWindow",
+             WindowKind.SESSION: "sessionWindow"}
+    lines = [f".aggregateWithWindow(Windows.<Event>{kinds[config.window.kind]}()"]
+    if config.window.kind is WindowKind.SESSION:
+        lines.append(f"    .withGap({java_duration(config.window.gap)})")
+    else:
+        lines.append(f"    .withWindowSpan({java_duration(config.window.size)})")
+        if config.window.kind is WindowKind.SLIDING:
+            lines.append(f"    .withSlide({java_duration(config.window.slide)})")
+    lines.append(f"    .withKeyExtractor({_java_key(source)})")
+    builder = []
+    if t.time_source is TimeSource.EVENT:
+        builder.append(f".withEventTimeExtractor(Event::{source.event_time})")
+        strategy = {Strategy.MIN: "MIN_EVENT_TIME", Strategy.MAX: "MAX_EVENT_TIME"}.get(t.strategy, "MAX_EVENT_TIME")
+        builder.append(f".withWatermarkStrategy(WatermarkStrategy.{strategy})")
+        close_delay = t.delay + (t.bound if t.strategy is not Strategy.MIN else 0)
+        if close_delay:
+            builder.append(f".withDelayWindowClose({java_duration(close_delay)})")
+    if t.idle_timeout is not None:
+        builder.append(f".withIdleTimeout({java_duration(t.idle_timeout)})")
+        clock = "EVENT_TIME" if t.idle_clock is TimeSource.EVENT else "PROCESSING_TIME"
+        builder.append(f".withIdleTimeoutClock(TimeSource.{clock})")
+    if builder:
+        lines.append("    .withTimeConfigBuilder(builder -> builder")
+        lines += [f"        {b}" for b in builder]
+        lines.append("    )")
+    lines.append("    .withExceptionHandler((records, context, throwable) -> { /* late events arrive here */ })")
+    lines.append(")")
+    notes = unsupported(config, "VoltSP", {"strategy", "idle", "side_output", "scope", "timestamp_rule"})
+    return comment("//", notes) + "\n".join(lines) + "\n"
+
+
+def _java_key(source: ExportSource) -> str:
+    return f"Event::{source.key}" if source.key else "event -> \"all\"  /* the stream has no key column */"
+
+
+def flink_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
+    t = config.time
+    lag = watermark_lag(config)
+    assigner = {WindowKind.TUMBLING: f"TumblingEventTimeWindows.of({java_duration(config.window.size)})",
+                WindowKind.SLIDING: f"SlidingEventTimeWindows.of({java_duration(config.window.size)}, "
+                                    f"{java_duration(config.window.slide)})",
+                WindowKind.SESSION: f"EventTimeSessionWindows.withGap({java_duration(config.window.gap)})"}
+    lines = ["OutputTag<Event> late = new OutputTag<Event>(\"late\") {};",
+             "WatermarkStrategy<Event> watermarks = WatermarkStrategy",
+             f"    .<Event>forBoundedOutOfOrderness({java_duration(lag)})",
+             f"    .withTimestampAssigner((event, ts) -> event.{source.event_time})"]
+    if t.source_idle_timeout is not None:
+        lines.append(f"    .withIdleness({java_duration(t.source_idle_timeout)})")
+    lines[-1] += ";"
+    lines += ["stream.assignTimestampsAndWatermarks(watermarks)",
+              f"    .keyBy({f'event -> event.{source.key}' if source.key else 'event -> 0  /* no key column */'})",
+              f"    .window({assigner[config.window.kind]})"]
+    if t.allowed_lateness:
+        lines.append(f"    .allowedLateness({java_duration(t.allowed_lateness)})")
+    if t.late_policy is LatePolicy.SIDE_OUTPUT:
+        lines.append("    .sideOutputLateData(late)")
+    lines.append("    .aggregate(new CountAggregate());")
+    notes = unsupported(config, "Flink", {"allowed", "side_output", "per_element"})
+    return comment("//", notes) + "\n".join(lines) + "\n"
+
+
+def beam_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
+    """Beam's Java SDK: KafkaIO with CustomTimestampPolicyWithLimitedDelay (the watermark trails the largest
+    timestamp by the max delay, per partition, min over partitions), then Window.into with the default trigger,
+    a late firing per late element, the allowed lateness and the panes."""
+    t = config.time
+    lag = java_duration(watermark_lag(config))
+    key = f"kv.getValue().{source.key}" if source.key else '"all"'
+    panes = "accumulatingFiredPanes()" if t.panes is Panes.ACCUMULATING else "discardingFiredPanes()"
+    lines = ["PCollection<KV<String, Long>> counts = pipeline",
+             "    .apply(KafkaIO.<String, Event>read()",
+             "        .withBootstrapServers(servers).withTopic(\"events\")",
+             "        .withKeyDeserializer(StringDeserializer.class).withValueDeserializer(EventDeserializer.class)",
+             "        .withTimestampPolicyFactory((partition, previous) -> new CustomTimestampPolicyWithLimitedDelay<>(",
+             f"            record -> new Instant(record.getKV().getValue().{source.event_time}), {lag}, previous))",
+             "        .withoutMetadata())",
+             f"    .apply(MapElements.into(TypeDescriptors.strings()).via(kv -> {key}))",
+             f"    .apply(Window.<String>into({beam_window_fn(config, java_duration, java=True)})",
+             "        .triggering(AfterWatermark.pastEndOfWindow().withLateFirings(AfterPane.elementCountAtLeast(1)))",
+             f"        .withAllowedLateness({java_duration(t.allowed_lateness)})",
+             f"        .{panes})",
+             "    .apply(Count.perElement());"]
+    notes = unsupported(config, "Beam", {"allowed", "panes"})
+    return comment("//", notes) + "\n".join(lines) + "\n"
+
+
+def kafka_streams_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
+    """Kafka Streams' DSL: the grace period is the lateness bound; emit on-close is EmitStrategy.onWindowClose,
+    on-update the default with the record cache off (each update forwarded, as the explorer shows them); the
+    event time comes from the record's field."""
+    t = config.time
+    grace = java_duration(watermark_lag(config))
+    windows = {WindowKind.TUMBLING: f"TimeWindows.ofSizeAndGrace({java_duration(config.window.size)}, {grace})",
+               WindowKind.SLIDING: f"TimeWindows.ofSizeAndGrace({java_duration(config.window.size)}, {grace})"
+                                   f".advanceBy({java_duration(config.window.slide)})",
+               WindowKind.SESSION: f"SessionWindows.ofInactivityGapAndGrace({java_duration(config.window.gap)}, "
+                                   f"{grace})"}[config.window.kind]
+    key = f"(k, event) -> event.{source.key}" if source.key else "(k, event) -> \"all\"  /* no key column */"
+    lines = [f"// stream time = the max {source.event_time} a task has seen, per input partition; grace {grace}",
+             "KStream<String, Event> events = builder.stream(\"events\", Consumed.with(Serdes.String(), eventSerde)",
+             f"    .withTimestampExtractor((record, previous) -> ((Event) record.value()).{source.event_time}));",
+             "KTable<Windowed<String>, Long> counts = events",
+             f"    .groupBy({key}, Grouped.with(Serdes.String(), eventSerde))",
+             f"    .windowedBy({windows})",
+             *(["    .emitStrategy(EmitStrategy.onWindowClose())"] if t.emit is Emit.ON_CLOSE else []),
+             "    .count();"]
+    if t.emit is Emit.ON_UPDATE:
+        lines.append("// every update forwarded, as the explorer shows it: the record cache off "
+                     "(props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0)); with it on, a key's updates "
+                     "coalesce until each commit")
+    notes = unsupported(config, "Kafka Streams", {"scope", "emit", "from_zero"})
+    if t.scope is Scope.KEY:
+        notes.append("Kafka Streams has no per-key watermark: stream time is one per partition (task), shared by "
+                     "its keys")
+    elif t.scope is not Scope.PARTITION:
+        notes.append(f"Kafka Streams has one stream time per partition (task), not --scope {t.scope.value}")
+    return comment("//", notes) + "\n".join(lines) + "\n"

@@ -1,0 +1,144 @@
+"""Export snippets for the engines configured in Python: PyFlink, PySpark (a whole runnable query), Bytewax and
+Beam's Python SDK.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from explorer.config import LatePolicy, RunConfig, WindowKind
+from explorer.export.common import (DEFAULT_SOURCE, MS, ExportSource, beam_window_fn, comment, py_timedelta,
+                                    spark_interval, unsupported, watermark_lag)
+from explorer.streams.files import SUFFIXES
+from explorer.timeutil import format_duration
+
+def pyflink(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
+    t = config.time
+    lag = watermark_lag(config)
+
+    def ms(micros: int) -> str:
+        return f"Duration.of_millis({micros // MS})"
+
+    assigner = {WindowKind.TUMBLING: f"TumblingEventTimeWindows.of(Time.milliseconds({config.window.size // MS}))",
+                WindowKind.SLIDING: f"SlidingEventTimeWindows.of(Time.milliseconds({config.window.size // MS}), "
+                                    f"Time.milliseconds({config.window.slide // MS}))",
+                WindowKind.SESSION: f"EventTimeSessionWindows.with_gap(Time.milliseconds({config.window.gap // MS}))"}
+    lines = ["late = OutputTag('late', Types.PICKLED_BYTE_ARRAY())",
+             f"watermarks = (WatermarkStrategy.for_bounded_out_of_orderness({ms(lag)})",
+             f"              .with_timestamp_assigner(EventTimestamps('{source.event_time}'))"]
+    if t.source_idle_timeout is not None:
+        lines.append(f"              .with_idleness({ms(t.source_idle_timeout)})")
+    lines[-1] += ")"
+    chain = ["stream.assign_timestamps_and_watermarks(watermarks)",
+             f".key_by(lambda e: {f'e.{source.key}' if source.key else '0'})",
+             f".window({assigner[config.window.kind]})"]
+    if t.allowed_lateness:
+        chain.append(f".allowed_lateness({t.allowed_lateness // MS})")
+    if t.late_policy is LatePolicy.SIDE_OUTPUT:
+        chain.append(".side_output_late_data(late)")
+    chain.append(".reduce(lambda a, b: a + b)")
+    lines.append("counts = (" + "\n          ".join(chain) + ")")
+    notes = unsupported(config, "PyFlink", {"allowed", "side_output", "per_element"})
+    return comment("#", notes) + "\n".join(lines) + "\n"
+
+
+SPARK_FROM_UNIT = {"s": "F.timestamp_seconds({})", "ms": "F.timestamp_millis({})", "us": "F.timestamp_micros({})",
+                   "ns": "F.timestamp_micros(({} / 1000).cast('long'))"}
+
+
+def _spark_event_time(source: ExportSource) -> str:
+    """The event-time column as a Spark timestamp, from however the file writes it."""
+    column = f"F.col('{source.event_time}')"
+    form = source.event_time_format
+    if form is None:
+        return f"{column}.cast('timestamp')"
+    if form.kind == "iso":
+        return f"F.to_timestamp({column})"
+    if form.kind in ("epoch", "number"):
+        return SPARK_FROM_UNIT[form.unit].format(column)
+    return column  # a typed timestamp column
+
+
+def pyspark(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
+    """A whole Structured Streaming query over the user's file: it replays the file (availableNow) and prints
+    each window as the watermark closes it. For Kafka, swap the source for the commented one."""
+    lag = config.time.delay + config.time.bound
+    if config.window.kind is WindowKind.SESSION:
+        window = f"F.session_window('event_ts', '{spark_interval(config.window.gap)}')"
+    else:
+        window = (f"F.window('event_ts', '{spark_interval(config.window.size)}', "
+                  f"'{spark_interval(config.window.slide)}')")
+    group = f"{window}, '{source.key}'" if source.key else window
+    path = Path(source.path or "events.csv")
+    reader = SUFFIXES.get(path.suffix.lower(), "csv")  # the loader's formats are Spark's reader names
+    header = ".option('header', True)" if reader == "csv" else ""
+    infer = ".option('inferSchema', True)" if reader == "csv" else ""
+    # a streaming file source reads a directory: the file's own, keeping to that file
+    folder, only = (path, "") if path.is_dir() else (path.parent, f".option('pathGlobFilter', {path.name!r})")
+    lines = ["from pyspark.sql import SparkSession, functions as F",
+             "",
+             "spark = SparkSession.builder.master('local[2]').appName('watermark-explorer').getOrCreate()",
+             f"FOLDER = {str(folder)!r}",
+             f"schema = spark.read{header}{infer}{only}.{reader}(FOLDER).schema  # a stream's file source needs one",
+             f"events = spark.readStream.schema(schema){header}{only}.{reader}(FOLDER)",
+             "# from Kafka instead: spark.readStream.format('kafka').option('kafka.bootstrap.servers', ...)"
+             ".option('subscribe', ...).load(), then parse the value",
+             "counts = (events",
+             f"          .withColumn('event_ts', {_spark_event_time(source)})",
+             f"          .withWatermark('event_ts', '{spark_interval(lag)}')",
+             f"          .groupBy({group})",
+             "          .count())",
+             "query = (counts.writeStream",
+             "         .outputMode('append')  # each window once, when the watermark passes its end",
+             "         .format('console').option('truncate', False)",
+             "         .trigger(availableNow=True)  # replay the file, then stop; drop this line to keep listening",
+             "         .start())",
+             "query.awaitTermination()"]
+    notes = unsupported(config, "Spark Structured Streaming", set())
+    return comment("#", notes) + "\n".join(lines) + "\n"
+
+
+def bytewax(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
+    t = config.time
+    wait = t.bound + t.delay
+    if config.window.kind is WindowKind.SESSION:
+        windower = f"SessionWindower(gap={py_timedelta(config.window.gap)})"
+    elif config.window.kind is WindowKind.SLIDING:
+        windower = (f"SlidingWindower(length={py_timedelta(config.window.size)}, "
+                    f"offset={py_timedelta(config.window.slide)}, align_to=ALIGN_TO)")
+    else:
+        windower = f"TumblingWindower(length={py_timedelta(config.window.size)}, align_to=ALIGN_TO)"
+    lines = ["from datetime import datetime, timedelta, timezone",
+             "import bytewax.operators.windowing as win",
+             "from bytewax.operators.windowing import EventClock, SessionWindower, SlidingWindower, TumblingWindower",
+             "ALIGN_TO = datetime(1970, 1, 1, tzinfo=timezone.utc)",
+             f"clock = EventClock(lambda e: e.{source.event_time}, wait_for_system_duration={py_timedelta(wait)})",
+             f"windower = {windower}",
+             f"counts = win.count_window('count', keyed_stream, clock, windower, "
+             f"key=lambda e: {f'e.{source.key}' if source.key else repr('all')})",
+             "# counts.late holds the items the clock called late (as a stream of their own)"]
+    notes = unsupported(config, "Bytewax", {"side_output", "event_clock", "scope", "timestamp_rule"})
+    return comment("#", notes) + "\n".join(lines) + "\n"
+
+
+def beam_python(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
+    """Beam's Python SDK: KafkaIO's limited-delay timestamp policy for the lag, WindowInto with the default
+    trigger (a late pane per late element), the allowed lateness and the panes (accumulating, as the explorer's
+    windows re-fire whole, or discarding)."""
+    t = config.time
+    lag = watermark_lag(config)
+    key = f"e['{source.key}']" if source.key else "'all'"
+    lines = ["import apache_beam as beam",
+             "from apache_beam.transforms import trigger, window",
+             f"# watermark = max event time seen − {format_duration(lag)}: in Java, KafkaIO's "
+             "CustomTimestampPolicyWithLimitedDelay with that max delay",
+             f"stamped = events | beam.Map(lambda e: window.TimestampedValue(e, e['{source.event_time}']))",
+             "counts = (stamped",
+             f"          | beam.Map(lambda e: ({key}, 1))",
+             f"          | beam.WindowInto({beam_window_fn(config, lambda v: f'{v / 1e6:g}', java=False)},",
+             "                           trigger=trigger.AfterWatermark(late=trigger.AfterCount(1)),",
+             f"                           allowed_lateness={t.allowed_lateness / 1e6:g},",
+             f"                           accumulation_mode=trigger.AccumulationMode.{t.panes.value.upper()})",
+             "          | beam.CombinePerKey(sum))"]
+    notes = unsupported(config, "Beam", {"allowed", "panes"})
+    return comment("#", notes) + "\n".join(lines) + "\n"

@@ -33,8 +33,8 @@ class Disagreement:
 
     kind: str  # "window" or "event"
     key: str
-    start: int | None  # window span (µs), or the event's time
-    end: int | None
+    start: int  # window span (µs), or the event's time
+    end: int | None  # None for an event
     event_id: str | None
     seen: dict[str, str]
     pattern: tuple[str, ...] = ()  # per side, what it did in a word or two: the group this belongs to
@@ -42,7 +42,8 @@ class Disagreement:
 
     def to_dict(self, unit: float) -> dict[str, Any]:
         if self.kind == "window":
-            return {"kind": "window", "key": self.key, "window": [self.start / unit, self.end / unit],
+            end = None if self.end is None else self.end / unit
+            return {"kind": "window", "key": self.key, "window": [self.start / unit, end],
                     "seen": self.seen}
         return {"kind": "event", "key": self.key, "event": self.event_id, "event_time": self.start / unit,
                 "seen": self.seen}
@@ -125,9 +126,11 @@ class _Emitted:
     last: frozenset[str]
 
 
-def _window_view(result: Result) -> dict[tuple, _Emitted]:
-    view: dict[tuple, _Emitted] = {}
-    for (key, start, end), emissions in result.windows.groupby(["key", "start", "end"], sort=False):
+def _window_view(result: Result) -> dict[tuple[str, int, int], _Emitted]:
+    view: dict[tuple[str, int, int], _Emitted] = {}
+    span: Any  # (key, start, end): a group's key values, which pandas-stubs types only as Hashable
+    for span, emissions in result.windows.groupby(["key", "start", "end"], sort=False):
+        key, start, end = span
         first, last = emissions.iloc[0], emissions.iloc[-1]
         view[(key, int(start), int(end))] = _Emitted(first["reason"], int(first["emit_time"]),
                                                      frozenset(first["ids"]), frozenset(last["ids"]))
@@ -182,14 +185,15 @@ def _describe_emission(e: _Emitted | None, absolute: bool) -> str:
 
 
 def _event_disagreements(stream: Stream, results: dict[str, Result]) -> list[Disagreement]:
-    statuses = pd.DataFrame({label: r.events["status"].to_numpy() for label, r in results.items()})
+    columns = {label: r.events["status"].to_numpy() for label, r in results.items()}
+    statuses = pd.DataFrame(columns)
     differs = statuses.nunique(axis=1) > 1
     ev = stream.events
+    keys, times, ids = ev["key"].to_numpy(), ev["event_time"].to_numpy(), ev["id"].to_numpy()
     out = []
-    for i in differs[differs].index:
-        seen = {label: statuses[label].iat[i].replace("_", " ") for label in results}
-        out.append(Disagreement("event", ev["key"].iat[i], int(ev["event_time"].iat[i]), None, ev["id"].iat[i], seen,
-                                tuple(seen.values())))
+    for i in np.flatnonzero(differs.to_numpy()):
+        seen = {label: str(columns[label][i]).replace("_", " ") for label in results}
+        out.append(Disagreement("event", keys[i], int(times[i]), None, ids[i], seen, tuple(seen.values())))
     return out
 
 

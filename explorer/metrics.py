@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -31,7 +31,7 @@ class CurveRow:
     p95_latency: float | None
     processing_latency: float | None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -106,7 +106,7 @@ class Tuning:
     metrics: Metrics
     evaluations: int
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         m = self.metrics
         return {"target": self.target, "reached": self.reached, "delay": self.delay / MICROS["s"],
                 "completeness": self.completeness, "completeness_1us_less": self.below,

@@ -7,6 +7,7 @@ explorer and only its arrays change afterwards; these functions compute those ar
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -31,15 +32,16 @@ POINT_BUDGET = 40_000
 LINE_BUDGET = 1_500  # points per watermark line; a monotone step line keeps its shape
 MARKER_BUDGET = 4_000  # emission markers (and window boxes) drawn
 ALL_KEYS = "(all keys)"
+Line = tuple[np.ndarray, np.ndarray]  # x and y of a line
 
 
-def plot_time(micros, absolute: bool) -> np.ndarray:
+def plot_time(micros: Any, absolute: bool) -> np.ndarray:
     """µs → the figures' coordinate: milliseconds since 1970 on Plotly's date axes for wall-clock streams,
     seconds from 0 otherwise."""
     return np.asarray(micros, dtype=float) / (1_000 if absolute else MICROS["s"])
 
 
-def seconds(micros) -> np.ndarray:
+def seconds(micros: Any) -> np.ndarray:
     """Durations (delays, latencies) in seconds."""
     return np.asarray(micros, dtype=float) / MICROS["s"]
 
@@ -84,7 +86,7 @@ def sample_rows(rows: np.ndarray, late: np.ndarray, budget: int) -> np.ndarray:
     is_late = late[rows]
     late_rows = rows[is_late]
     if len(late_rows) >= budget:
-        return late_rows[np.linspace(0, len(late_rows) - 1, budget).astype(int)]
+        return np.asarray(late_rows[np.linspace(0, len(late_rows) - 1, budget).astype(int)])
     ontime = rows[~is_late]
     keep = ontime[np.linspace(0, len(ontime) - 1, budget - len(late_rows)).astype(int)]
     return np.sort(np.concatenate([late_rows, keep]))
@@ -131,7 +133,7 @@ def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = Non
                      emission_markers(emitted, hover, at), ([lo, hi], [lo, hi]), hover, at, "; ".join(notes))
 
 
-def watermark_steps(result: Result, key: str = ALL_KEYS, upto_batch: int | None = None):
+def watermark_steps(result: Result, key: str = ALL_KEYS, upto_batch: int | None = None) -> tuple[Line, Line, np.ndarray]:
     """Raw and effective watermark as step lines over the processing clock, and whose watermark each point is.
     With one watermark per key (or partition) and no key chosen, every one's line is drawn, separated by gaps:
     the hover text tells them apart."""
@@ -319,12 +321,12 @@ def quantile_labels(hist: DelayHistogram, apart: float = 0.12) -> list[QuantileL
 FLOAT32_FINE_BELOW = 2.0**14  # seconds; below it float32 values are spaced 2**-10 s apart at most (under 1 ms)
 
 
-def compact(values) -> np.ndarray:
+def compact(values: Any) -> np.ndarray:
     """Positions for a frame drawn while a control moves, in half the bytes: float32 when every value is below
     FLOAT32_FINE_BELOW, so none moves by a millisecond (epoch-second times stay float64). The page then receives
     and decodes half as much; the settled frame that follows is exact."""
-    values = np.asarray(values, dtype=float)
-    finite = values[np.isfinite(values)]
+    array: np.ndarray = np.asarray(values, dtype=float)
+    finite = array[np.isfinite(array)]
     if finite.size == 0 or np.abs(finite).max() < FLOAT32_FINE_BELOW:
-        return values.astype(np.float32)
-    return values
+        return array.astype(np.float32)
+    return array

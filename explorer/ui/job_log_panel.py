@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 import numpy as np
@@ -26,10 +27,15 @@ from explorer.errors import InputError
 from explorer.streams import Stream
 from explorer.ui.figures import plot_time
 
+if TYPE_CHECKING:  # the Spark package is imported when a log is read, not with the explorer
+    from explorer.spark.job_log import JobExplanation
+    from explorer.spark.progress import BatchProgress
+
 SPARK_COLOR, REPLAY_COLOR = "#E45756", "#4C78A8"
 
 
-def job_timeline(progress: list, explanation=None, absolute: bool = True) -> go.Figure:
+def job_timeline(progress: list[BatchProgress], explanation: JobExplanation | None = None,
+                 absolute: bool = True) -> go.Figure:
     """The log's micro-batches over the wall clock: watermark, duration, rows dropped; the replay beside them
     when ``explanation`` (a JobExplanation) is given. ``absolute``: the data's times are wall-clock (date axis)."""
     started = plot_time([p.started for p in progress], True)
@@ -38,7 +44,7 @@ def job_timeline(progress: list, explanation=None, absolute: bool = True) -> go.
                                            "rows dropped by the watermark"))
     batch_ids = [p.batch_id for p in progress]
 
-    def event_time(values) -> np.ndarray:
+    def event_time(values: list[int | None]) -> np.ndarray:
         return np.array([np.nan if v is None else float(plot_time(v, absolute)) for v in values])
 
     figure.add_scatter(x=started, y=event_time([p.watermark for p in progress]), name="Spark's watermark",
@@ -93,9 +99,9 @@ class JobLogPanel:
         self.replay = W.Button(description="replay the stream shown beside it", icon="refresh", disabled=True,
                                layout=W.Layout(width="auto"))
         self.figure = go.FigureWidget()
-        self.progress: list = []  # the log's BatchProgress records
+        self.progress: list[BatchProgress] = []  # the log's records
         self.name = ""  # the log file's name
-        self.explanation = None
+        self.explanation: JobExplanation | None = None
         self.upload.observe(self._on_file, names="value")
         self.replay.on_click(lambda _b: self.draw(replay=True))
 
@@ -105,7 +111,7 @@ class JobLogPanel:
         if self.progress:
             self.draw(replay=False)
 
-    def _on_file(self, change) -> None:
+    def _on_file(self, change: dict[str, Any]) -> None:
         files = change["new"]
         if not files:
             return

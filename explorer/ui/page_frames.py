@@ -39,13 +39,13 @@ class ClocksUpdate:
     """One frame of the two clocks as sent to the page: per trace index its x, y and text, and the title;
     ``rows`` maps each clickable trace to the Result row of every point drawn (for the inspector)."""
 
-    traces: dict[int, dict]
+    traces: dict[int, dict[str, Any]]
     title: str
     rows: dict[str, np.ndarray]
     note: str  # what the frame leaves out, in words (also in the title)
 
 
-def mirror(figure, update: ClocksUpdate) -> None:
+def mirror(figure: Any, update: ClocksUpdate) -> None:
     """Make the Python figure hold a frame the page drew by itself, sending nothing, so the kernel's next
     update is computed against what the page shows. Plotly's FigureWidget has no public way to take a change
     the page made; these are the steps its plotly_update takes before it sends."""
@@ -103,10 +103,10 @@ class PageFrames(anywidget.AnyWidget):
                 del self._pushed[old]
         buffers: list[memoryview] = []
 
-        def spec(values) -> dict:
+        def spec(values: Any) -> dict[str, Any]:
             array = np.ascontiguousarray(values)
             array = array if array.dtype == np.float32 else array.astype(np.float64)
-            buffers.append(memoryview(array).cast("B"))
+            buffers.append(array.data.cast("B"))
             return {"buffer": len(buffers) - 1, "dtype": str(array.dtype)}
 
         traces = sorted(frame.traces)
@@ -128,7 +128,7 @@ class PageFrames(anywidget.AnyWidget):
             self._held.clear()
         self.send({"kind": "clear"})
 
-    def _on_page_message(self, _widget, content: dict, _buffers) -> None:
+    def _on_page_message(self, _widget: object, content: dict[str, Any], _buffers: object) -> None:
         kind = content.get("kind")
         with self._lock:
             if kind == "held":

@@ -278,16 +278,16 @@ class ComparePanel:
         self.figure.data = ()
         self.message.value = ""
 
-    def run(self, _button=None) -> None:
+    def run(self, _button: object = None) -> None:
         labels = list(self.presets.value)
         if not 2 <= len(labels) <= 5:
             self.message.value = "<span style='color:#a00'>pick 2 to 5 presets</span>"
             return
         current = self._config()
         sides = {label: side_config(label, window=current.window, delay=delay_of(current)) for label in labels}
-        self.comparison = compare(self._stream(), sides)
-        self._draw(labels)
-        groups = self.comparison.groups
+        self.comparison = comparison = compare(self._stream(), sides)
+        self._draw(labels, comparison)
+        groups = comparison.groups
         self.message.value = (f"{len(self.comparison.disagreements):,} disagreement(s) of {len(groups)} kind(s) "
                               f"between {', '.join(labels)}; pick an example below to see it in every panel")
         self.groups.value = "<ol>" + "".join(f"<li><b>{html.escape(g.title)}</b><br>{html.escape(g.why)}</li>"
@@ -305,12 +305,12 @@ class ComparePanel:
             head = f"event {d.event_id} (t={at(d.start)})"
         return head + " — " + " | ".join(f"{label}: {seen}" for label, seen in d.seen.items())
 
-    def _draw(self, labels: list[str]) -> None:
+    def _draw(self, labels: list[str], comparison: Comparison) -> None:
         at = self._stream().absolute
         fig = make_subplots(rows=1, cols=len(labels), shared_yaxes=True, subplot_titles=labels,
                             horizontal_spacing=0.02)
         for col, label in enumerate(labels, start=1):
-            result = self.comparison.results[label]
+            result = comparison.results[label]
             for status in STATUSES:  # one colour per trace: a per-point colour list is slow to redraw
                 fig.add_trace(go.Scattergl(x=[], y=[], mode="markers", name=STATUS_LABELS[status], showlegend=False,
                                            marker=dict(size=6, color=STATUS_COLORS[status]), hoverinfo="text+x+y"),
@@ -340,6 +340,8 @@ class ComparePanel:
         """Draw every preset's events that arrived in [lo, hi] (µs) and frame all panels on them: the small
         multiples show a stretch the eye can compare. Above COMPARE_POINTS events in the stretch, an even
         sample of them is drawn, and always the events whose ids are in ``keep`` (the one picked)."""
+        if self.comparison is None:
+            return
         traces = {status: [i for i, t in enumerate(self.figure.data) if t.name == STATUS_LABELS[status]]
                   for status in STATUSES}  # per status, one trace index per panel, in the panels' order
         updates, y_lo, y_hi = {}, None, None
@@ -363,7 +365,7 @@ class ComparePanel:
             layout["yaxis.range"] = [y_lo - pad, y_hi + pad]
         send(self.figure, updates, layout)
 
-    def _on_pick(self, change) -> None:
+    def _on_pick(self, change: dict[str, Any]) -> None:
         if change["new"] is None or self.comparison is None:
             return
         self.highlight(self.examples[int(change["new"])])

@@ -7,12 +7,14 @@ layout keys must travel with an update so that a date axis stays one.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 import numpy as np
 import plotly.graph_objects as go
 
 
-def send(fig: go.FigureWidget, updates: dict[int, dict], layout: dict | None = None) -> None:
+def send(fig: go.FigureWidget, updates: dict[int, dict[str, Any]], layout: dict[str, Any] | None = None) -> None:
     """One message updating several traces that all set the same properties, leaving out traces whose
     values are already those (the page then decodes, and the kernel copies, less).
 
@@ -37,7 +39,7 @@ def send(fig: go.FigureWidget, updates: dict[int, dict], layout: dict | None = N
         fig._send_update_msg(restyle, relayout, indexes)
 
 
-def date_axes(layout: dict) -> dict:
+def date_axes(layout: dict[str, Any]) -> dict[str, Any]:
     """Relayout keys that keep every date axis a date axis through an update that moves x or y.
 
     plotly.js re-guesses an axis' type when its traces' x or y change (numbers: linear), unless the same
@@ -46,7 +48,7 @@ def date_axes(layout: dict) -> dict:
     user's zoom comes back into the layout from the page: ``follow_page_zoom``). Linear axes need nothing:
     the guess is right. ``page_frames.js`` does the same for the frames the page draws itself. ``layout`` is
     the figure's own layout properties."""
-    keys: dict = {}
+    keys: dict[str, Any] = {}
     for name, axis in layout.items():
         if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict) and axis.get("type") == "date":
             keys[f"{name}.type"] = "date"
@@ -63,9 +65,9 @@ def follow_page_zoom(fig: go.FigureWidget) -> None:
     reaches the kernel as a new range but leaves its ``autorange: true`` standing (the page has dropped it),
     and an autoscale leaves the old range; either would send the page back to the other on the next frame."""
 
-    def on_relayout(change) -> None:
+    def on_relayout(change: dict[str, Any]) -> None:
         data = (change["new"] or {}).get("relayout_data") or {}
-        settle = {}
+        settle: dict[str, Any] = {}
         for axis in ("xaxis", "yaxis"):
             if any(key.startswith(f"{axis}.range") for key in data):
                 settle[f"{axis}.autorange"] = False
@@ -77,7 +79,7 @@ def follow_page_zoom(fig: go.FigureWidget) -> None:
     fig.observe(on_relayout, names="_js2py_relayout")
 
 
-def _same(current, new) -> bool:
+def _same(current: Any, new: Any) -> bool:
     """Whether a trace property already holds ``new`` (arrays compared by value, NaN equal to NaN)."""
     if current is None or new is None:
         return current is None and new is None

@@ -62,7 +62,7 @@ class UploadForm:
     def show(self, visible: bool) -> None:
         self.box.layout.display = None if visible else "none"
 
-    def _on_file(self, change=None) -> None:
+    def _on_file(self, change: object = None) -> None:
         files = self.upload.value
         if not files:
             return
@@ -103,7 +103,7 @@ class UploadForm:
     def time_units(self) -> dict[str, str]:
         return {ours: box.value for ours, box in self.units.items() if box.value != AUTO}
 
-    def use_file(self, _button=None) -> None:
+    def use_file(self, _button: object = None) -> None:
         """Validate the mapped table into a Stream and hand it on, stating how each time column was read."""
         if self.loaded is None:
             return

@@ -1,0 +1,91 @@
+"""What the explorer's background threads read: each is handed what it needs by the kernel's thread, never the
+widgets or the explorer's attributes as they are when the thread gets to them; and the two clocks' traces are
+found by the name they were made as."""
+
+import threading
+
+import pytest
+
+from explorer import generate
+from explorer.ui import Explorer
+from explorer.ui.clocks import PREVIEW_LINE
+from explorer.ui.controls import Controls
+from explorer.ui.figures import STATUS_LABELS, two_clocks
+from explorer.ui.page_frames import PageFrames
+
+
+def events_drawn(explorer) -> int:
+    return sum(len(t.x) for t in explorer.clocks.data if t.name in STATUS_LABELS.values())
+
+
+@pytest.fixture
+def moved():
+    """An explorer whose delay just moved: a light frame drawn (5,000 of 8,000 events), the full one due."""
+    explorer = Explorer(generate("textbook", events=8000), "textbook")
+    explorer.controls.delay.value = 5.0
+    assert events_drawn(explorer) <= 5_000
+    return explorer
+
+
+def test_the_settled_redraw_draws_what_it_was_handed_while_the_kernel_changes_the_stepper(moved):
+    """The settle timer used to read the stepper's widgets when it fired: a value the kernel's thread had set but
+    not yet handled was drawn by the timer, and the frame did not match what the explorer had posted."""
+    with moved.batch.hold_trait_notifications():  # the kernel's thread is mid-change: the value moved, no handler yet
+        moved.batch.value = 2
+        moved.wait_until_settled()
+        assert events_drawn(moved) == 8_000  # every event of the View handed over, not "up to batch 2"
+    assert events_drawn(moved) == int((moved.result.events["batch"] <= 2).sum())  # then the handler draws batch 2
+
+
+def test_the_settled_redraw_is_made_while_the_kernel_sets_the_controls_itself(moved):
+    """``_quiet`` (the kernel's thread is setting controls itself, e.g. a preset) was read by the timer's draw,
+    which then drew nothing: the light frame stayed, with its "showing 5,000 of 8,000" note, until the next move."""
+    moved._quiet = True  # (this test's thread is the kernel's)
+    try:
+        moved.wait_until_settled()
+    finally:
+        moved._quiet = False
+    assert events_drawn(moved) == 8_000 and "events" not in moved.figure_note
+
+
+def test_frames_computed_ahead_are_checked_without_reading_a_control_off_the_kernels_thread(monkeypatch):
+    """The prefetch thread held each frame against the controls by reading the widgets (controls.config and the
+    page's context) while the kernel's thread could be setting them; it now reads the Position posted."""
+    explorer = Explorer(generate("textbook", events=2000), "textbook")
+    explorer.controls.delay.value = 3.0
+    readers: set[str] = set()
+
+    def recording(method):
+        def read(self, *args, **kwargs):
+            readers.add(threading.current_thread().name)
+            return method(self, *args, **kwargs)
+        return read
+
+    monkeypatch.setattr(Controls, "config", recording(Controls.config))
+    if hasattr(PageFrames, "synced"):
+        monkeypatch.setattr(PageFrames, "synced", recording(PageFrames.synced))
+    pushed: list[str] = []
+    push = explorer.page_frames.push
+    monkeypatch.setattr(explorer.page_frames, "push",
+                        lambda *args, **kwargs: (pushed.append(threading.current_thread().name), push(*args, **kwargs)))
+    explorer.prefetch_neighbours()
+    explorer.wait_for_prefetch()
+    assert len(pushed) == 3 and all(name.startswith("explorer-prefetch") for name in pushed)
+    assert readers == {threading.current_thread().name}
+    explorer.wait_for_curve()
+
+
+def test_a_trace_is_found_by_the_name_it_was_made_as_and_a_missing_name_fails_loudly():
+    explorer = Explorer(generate("voltsp", scenario=3), "voltsp")
+    clocks = explorer.clocks_view
+    assert clocks.trace("on_time").name == "on time" and clocks.trace("preview").name == PREVIEW_LINE
+    assert clocks.trace("WATERMARK").name == "emitted: watermark" and clocks.trace("effective").name == "effective watermark"
+    with pytest.raises(KeyError, match="no trace 'late'"):
+        clocks.trace("late")
+    # every array of a frame goes to the trace of its name
+    update = explorer._clocks_update(explorer.result, two_clocks(explorer.result), None)
+    events = explorer.result.events
+    for status, label in STATUS_LABELS.items():
+        assert explorer.clocks.data[clocks.index(status)].name == label
+        assert len(update.traces[clocks.index(status)]["x"]) == int((events["status"] == status).sum())
+    assert sorted(update.traces) == list(range(len(explorer.clocks.data)))

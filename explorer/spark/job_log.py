@@ -84,6 +84,7 @@ def explain_job(progress: list[BatchProgress], stream: Stream, config: RunConfig
     effective = dict(zip((commits["batch"] + shift).tolist(), commits["effective"].tolist()))
     refused = result.assignments[~result.assignments["admitted"]]
     events = result.events
+    event_ids = events["id"].to_numpy()
     refused_in = events["batch"].to_numpy()[refused["event"].to_numpy()]  # each refused pair's arrival batch
     rows = []
     by_spark = {int(b): i for i, b in enumerate(spark_id.tolist())}
@@ -94,7 +95,7 @@ def explain_job(progress: list[BatchProgress], stream: Stream, config: RunConfig
             continue
         mine = refused[refused_in == arrival + 1]
         groups = {(events["key"].iat[r.event], r.start, r.end) for r in mine.itertuples()}
-        ids = tuple(dict.fromkeys(events["id"].iat[r] for r in mine["event"].tolist()))
+        ids = tuple(dict.fromkeys(event_ids[r] for r in mine["event"].tolist()))
         mark = effective.get(arrival + 1)
         rows.append(BatchSideBySide(p, True, None if mark is None or pd.isna(mark) else int(mark), len(groups), ids))
     return JobExplanation(rows, result, tune(stream, config, target))

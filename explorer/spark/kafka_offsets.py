@@ -58,7 +58,9 @@ def reads_by_partition(progress: list[BatchProgress]) -> dict[int, PartitionRead
             start = previous_end if r.start is None else r.start
             previous_end = r.end
             if r.end > start:  # a micro-batch that read nothing from this partition places no row
-                batch_ids.append(batch_id), starts.append(start), ends.append(r.end)
+                batch_ids.append(batch_id)
+                starts.append(start)
+                ends.append(r.end)
         if not ends:  # the partition was only ever read empty: no row can be placed in it
             continue
         order = np.argsort(ends, kind="stable")

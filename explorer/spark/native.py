@@ -21,11 +21,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from explorer.config import BatchSpec, WindowKind, WindowSpec
 from explorer.errors import Interrupted
 from explorer.spark.progress import BatchProgress, parse_progress
 from explorer.streams import Stream, assign_batches
+
+if TYPE_CHECKING:  # (pyspark is imported when a query runs)
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.streaming.query import StreamingQuery
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 
 @dataclass(frozen=True)
@@ -54,7 +60,7 @@ class NativeCancelled(Interrupted):
     """The user stopped Spark's query."""
 
 
-def _batch_files(stream: Stream, batches: BatchSpec | None, partition: str | None = None) -> list[list[dict]]:
+def _batch_files(stream: Stream, batches: BatchSpec | None, partition: str | None = None) -> list[list[dict[str, Any]]]:
     """Rows of each arrival batch (of one partition, when given; a batch may then be empty)."""
     numbering = assign_batches(stream, batches)
     ev = stream.events
@@ -67,7 +73,7 @@ def _batch_files(stream: Stream, batches: BatchSpec | None, partition: str | Non
     return out
 
 
-def _write(folder: Path, name: str, rows: list[dict], mtime: float) -> None:
+def _write(folder: Path, name: str, rows: list[dict[str, Any]], mtime: float) -> None:
     hidden = folder / f".{name}.json"
     hidden.write_text("".join(json.dumps(r) + "\n" for r in rows))
     final = folder / f"{name}.json"
@@ -75,7 +81,7 @@ def _write(folder: Path, name: str, rows: list[dict], mtime: float) -> None:
     os.utime(final, (mtime, mtime))  # the file source orders files by modification time
 
 
-def _flush_row(stream: Stream, window: WindowSpec, delay_us: int) -> dict:
+def _flush_row(stream: Stream, window: WindowSpec, delay_us: int) -> dict[str, Any]:
     """A row whose watermark passes the end of every window the stream can have open, on a key of its own."""
     keys = set(stream.events["key"])
     key = next(k for k in (f"wx-flush-{i}" for i in range(len(keys) + 1)) if k not in keys)
@@ -84,7 +90,7 @@ def _flush_row(stream: Stream, window: WindowSpec, delay_us: int) -> dict:
     return {"id": key, "key": key, "t": latest + reach + delay_us + 1_000_000}
 
 
-def run_native(spark, stream: Stream, window: WindowSpec, delay_us: int,
+def run_native(spark: SparkSession, stream: Stream, window: WindowSpec, delay_us: int,
                batches: BatchSpec | None = None, live: bool = False,
                watermark_policy: str | None = None,
                progress: Callable[[BatchProgress, int], None] | None = None,
@@ -135,7 +141,7 @@ def run_native(spark, stream: Stream, window: WindowSpec, delay_us: int,
         flushing = [False]
         still_open: list[NativeEmission] = []
 
-        def collect(batch_frame, batch_id: int) -> None:
+        def collect(batch_frame: DataFrame, batch_id: int) -> None:
             number = staged[0] if live else batch_id + 1
             for row in batch_frame.select(F.unix_micros(F.col("w.start")).alias("start"),
                                           F.unix_micros(F.col("w.end")).alias("end"), "key", "ids").collect():
@@ -145,7 +151,7 @@ def run_native(spark, stream: Stream, window: WindowSpec, delay_us: int,
                 elif row["key"] != flush["key"]:
                     still_open.append(emission)
 
-        def writer():
+        def writer() -> DataStreamWriter:
             return (counted.writeStream.outputMode("append").foreachBatch(collect)
                     .option("checkpointLocation", str(checkpoint)))
 
@@ -190,16 +196,16 @@ def run_native(spark, stream: Stream, window: WindowSpec, delay_us: int,
                          [json.dumps(r) for r in records])
 
 
-def _order(e: NativeEmission):
+def _order(e: NativeEmission) -> tuple[int, str, int, int]:
     return e.batch, e.key, e.start, e.end
 
 
-def _await(query, progress: Callable[[BatchProgress, int], None] | None, n_batches: int,
-           cancel: threading.Event | None) -> list[dict]:
+def _await(query: StreamingQuery, progress: Callable[[BatchProgress, int], None] | None, n_batches: int,
+           cancel: threading.Event | None) -> list[dict[str, Any]]:
     """Wait for an availableNow query, reporting each micro-batch as it finishes; its progress records, in order."""
-    records: list[dict] = []
+    records: list[dict[str, Any]] = []
     while True:
-        finished = query.awaitTermination(0.5)
+        finished = query.awaitTermination(0.5)  # type: ignore[arg-type]  # pyspark says int; it takes seconds
         if not finished and cancel is not None and cancel.is_set():
             query.stop()
             raise NativeCancelled(f"stopped Spark's query after {len(records)} micro-batches")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,10 +33,13 @@ from explorer.core.result import Reason, Result, Status
 from explorer.core.watermarks import GLOBAL
 from explorer.core.windows import fixed_spans
 from explorer.errors import EngineError, ExplorerError, InputError
-from explorer.spark.native import NativeRun, run_native
+from explorer.spark.native import NativeEmission, NativeRun, run_native
 from explorer.spark.progress import BatchProgress
 from explorer.streams import Stream, batches_for
 from explorer.timeutil import truncate_to_unit
+
+if TYPE_CHECKING:
+    from explorer.spark.session import SparkOrStarter
 
 ENGINE = "spark-native"
 MS = 1_000
@@ -87,7 +91,7 @@ def native_seconds(batches: int) -> float:
     return STARTUP_SECONDS + SECONDS_PER_MICRO_BATCH * (batches + 3)
 
 
-def run_spark_native(stream: Stream, config: RunConfig, spark,
+def run_spark_native(stream: Stream, config: RunConfig, spark: SparkOrStarter,
                      progress: Callable[[BatchProgress, int], None] | None = None,
                      cancel: threading.Event | None = None) -> Result:
     """Run Spark's own query over the stream, one micro-batch per arrival batch, and return its Result.
@@ -127,7 +131,7 @@ def native_result(stream: Stream, config: RunConfig, run: NativeRun) -> Result:
     seen_max = np.maximum.accumulate(np.array([arrays.event_time[lo:hi].max() if hi > lo else np.iinfo(np.int64).min
                                                for lo, hi in zip(batches.starts[:-1], batches.starts[1:])]))
 
-    def emission(e, reason: str) -> Emission:
+    def emission(e: NativeEmission, reason: str) -> Emission:
         at = min(e.batch, n) - 1  # the no-data batch runs after the last arrival batch, at its commit time
         ids = tuple(sorted(e.ids, key=row_of.__getitem__))
         mark = final_raw if reason == Reason.END_OF_STREAM.value else raw[e.batch - 1]
@@ -163,7 +167,8 @@ def _raw_watermarks(stream: Stream, starts: np.ndarray, query: NativeQuery, micr
             chunk = event_time[lo:hi][mask[lo:hi]]
             if len(chunk):  # Spark's t / 1000 (toward zero) keeps the order, so the max's is the max of theirs
                 seen = truncate_to_unit(int(chunk.max()), MS)
-                best[i] = seen if best[i] is None else max(best[i], seen)
+                before = best[i]
+                best[i] = seen if before is None else max(before, seen)
         known = [v for v in best if v is not None]
         out.append(None if not known else (min(known) if query.watermark_policy == "min" else max(known)))
     return out
@@ -183,7 +188,7 @@ def _check_dropped(stream: Stream, query: NativeQuery, assignments: list[Assignm
     of one key and window count once (measured here). So the count to match is the distinct (input, key,
     window) among the pairs refused in that micro-batch."""
     arrays = stream.arrays()
-    dropped: dict[int, set] = {}
+    dropped: dict[int, set[tuple[str, str, int | None, int | None]]] = {}  # (input, key, start, end)
     for a in assignments:
         if not a.admitted:
             source = arrays.partitions[a.row] if query.watermark_policy else ""

@@ -24,6 +24,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -40,6 +41,20 @@ from explorer.spark.fingerprint import Fingerprint, claim
 from explorer.spark.session import spark_session, started
 from explorer.spark.staging import INPUT_SCHEMA, MARK_ROW, plan_micro_batches, stage
 from explorer.streams import Stream, batches_for
+
+if TYPE_CHECKING:  # (pyspark is imported when a run starts)
+    from pyspark.sql import SparkSession
+    from pyspark.sql.streaming.listener import (QueryIdleEvent, QueryProgressEvent, QueryStartedEvent,
+                                                QueryTerminatedEvent, StreamingQueryListener, StreamingQueryProgress)
+    from pyspark.sql.streaming.state import GroupState
+
+    from explorer.spark.session import SparkOrStarter
+
+    class _ProgressListener(StreamingQueryListener):
+        """The listener :func:`_progress_listener` makes: Spark's listener, and a wait for its last event."""
+
+        def catch_up(self, last_progress: StreamingQueryProgress | None, timeout: float = 5.0) -> None: ...
+
 
 OUTPUT_SCHEMA = "grp STRING, step LONG, idx LONG, kind STRING, payload STRING, watermark LONG"
 STATE_SCHEMA = "engine STRING"  # the engine as plain JSON (core.snapshot), never a pickle
@@ -64,7 +79,7 @@ class Cancelled(Interrupted):
     """The user stopped the run; its checkpoint can resume it."""
 
 
-def run_spark(stream: Stream, config: RunConfig, spark=None, workdir: str | Path | None = None,
+def run_spark(stream: Stream, config: RunConfig, spark: SparkOrStarter | None = None, workdir: str | Path | None = None,
               stop_after: int | None = None, progress: Callable[[Progress], None] | None = None,
               cancel: threading.Event | None = None, per_micro_batch: int | None = None) -> Result | None:
     """Run ``config`` over ``stream`` as a Structured Streaming query and return the same Result as the
@@ -84,11 +99,11 @@ def run_spark(stream: Stream, config: RunConfig, spark=None, workdir: str | Path
     work = Path(workdir or tempfile.mkdtemp(prefix="wx-spark-"))
     claim(work, Fingerprint.of(stream, config, plan))
     folders = {name: work / name for name in ("input", "checkpoint", "output")}
-    spark = started(spark or spark_session)
+    session = started(spark or spark_session)
     staged = stage(stream, config, plan, folders["input"], stop_after)
-    listener = _ProgressListener(progress, plan.micro_batches) if progress else None
+    listener = _progress_listener(progress, plan.micro_batches) if progress else None
     try:
-        _run_query(spark, config, stream.partitions, folders, listener, cancel)
+        _run_query(session, config, stream.partitions, folders, listener, cancel)
     except Cancelled:
         raise Cancelled(f"Spark run cancelled after {_committed(folders['checkpoint'])} of {plan.micro_batches} "
                         f"micro-batches; resume it with --checkpoint {work}") from None
@@ -97,13 +112,13 @@ def run_spark(stream: Stream, config: RunConfig, spark=None, workdir: str | Path
                             f"micro-batches committed: {failure_reason(error)}; resume with --checkpoint {work}") from None
     if staged < plan.micro_batches:
         return None
-    result = _result(stream, config, _read_output(spark, folders["output"]))
+    result = _result(stream, config, _read_output(session, folders["output"]))
     if own_dir:
         shutil.rmtree(work, ignore_errors=True)
     return result
 
 
-def _read_output(spark, folder: Path) -> pd.DataFrame:
+def _read_output(spark: SparkSession, folder: Path) -> pd.DataFrame:
     """The decisions the sink committed. Spark names the files (its sink log leaves out those of a failed
     attempt) and pyarrow reads them here: collected through the driver, a million events' decisions
     overflowed its default 1 GiB heap (measured)."""
@@ -121,8 +136,8 @@ def _committed(checkpoint: Path) -> int:
     return sum(1 for f in commits.iterdir() if f.name.isdigit()) if commits.is_dir() else 0
 
 
-def _run_query(spark, config: RunConfig, partitions: list[str], folders: dict[str, Path],
-               listener: "_ProgressListener | None", cancel: threading.Event | None) -> None:
+def _run_query(spark: SparkSession, config: RunConfig, partitions: list[str], folders: dict[str, Path],
+               listener: _ProgressListener | None, cancel: threading.Event | None) -> None:
     from pyspark.sql import functions as F
 
     # staged files carry back-dated mtimes (their order); without maxFileAge the source would skip files
@@ -139,12 +154,13 @@ def _run_query(spark, config: RunConfig, partitions: list[str], folders: dict[st
         spark.streams.addListener(listener)
     try:
         query = writer.start()
-        while not query.awaitTermination(0.2):
+        while not query.awaitTermination(0.2):  # type: ignore[arg-type]  # pyspark says int; it takes seconds
             if cancel is not None and cancel.is_set():
                 query.stop()
                 raise Cancelled("cancelled")
-        if query.exception() is not None:
-            raise query.exception()
+        error = query.exception()
+        if error is not None:
+            raise error
         if listener:
             listener.catch_up(query.lastProgress)
     finally:
@@ -152,11 +168,14 @@ def _run_query(spark, config: RunConfig, partitions: list[str], folders: dict[st
             spark.streams.removeListener(listener)
 
 
-def _step_function(config: RunConfig, partitions: list[str]):
+StepGroup = Callable[[tuple[Any, ...], Iterator[pd.DataFrame], "GroupState"], Iterator[pd.DataFrame]]
+
+
+def _step_function(config: RunConfig, partitions: list[str]) -> StepGroup:
     """The function Spark calls per state group and micro-batch: load the engine from the state store,
     step it through the group's rows (batch by batch, in arrival order), save it back, emit decisions."""
 
-    def step_group(key: tuple, frames: Iterator[pd.DataFrame], state) -> Iterator[pd.DataFrame]:
+    def step_group(key: tuple[Any, ...], frames: Iterator[pd.DataFrame], state: GroupState) -> Iterator[pd.DataFrame]:
         # pyspark's worker concatenates our frames, whose watermark column is often all null
         warnings.filterwarnings("ignore", message="The behavior of DataFrame concatenation", category=FutureWarning)
         engine = snapshot.loads(state.get[0]) if state.exists else Engine(config, partitions)
@@ -192,7 +211,7 @@ def _arrival_batches(rows: pd.DataFrame) -> Iterator[BatchRows]:
                         event_time=t[lo:hi], arrival_time=arrival[lo:hi])
 
 
-def _lists(out: StepOutput) -> dict[str, list]:
+def _lists(out: StepOutput) -> dict[str, list[Any]]:
     """A step's records by the kind they are stored under (``records.RECORDS``)."""
     return {"event": out.events, "assignment": out.assignments, "window": out.emissions, "trace": out.trace,
             "settled": out.settled}
@@ -237,49 +256,48 @@ def _result(stream: Stream, config: RunConfig, rows: pd.DataFrame) -> Result:
     return assemble(stream, config, outputs, max_open, engine_name="spark")
 
 
-def _decoded(payloads: list[str], chunk: int = 100_000) -> list:
+def _decoded(payloads: list[str], chunk: int = 100_000) -> list[Any]:
     """JSON texts parsed a chunk at a time as one array: one parser call per chunk, not per row (3× faster)."""
-    out: list = []
+    out: list[Any] = []
     for lo in range(0, len(payloads), chunk):
         out.extend(json.loads("[" + ",".join(payloads[lo:lo + chunk]) + "]"))
     return out
 
 
-class _ProgressListener:
-    """Turns Spark's query progress events into :class:`Progress` for a callback."""
+def _progress_listener(callback: Callable[[Progress], None], batches: int) -> _ProgressListener:
+    """A StreamingQueryListener that turns Spark's query progress events into :class:`Progress` for a callback
+    (made here: pyspark is imported only when a run starts)."""
+    from pyspark.sql.streaming.listener import StreamingQueryListener
 
-    def __new__(cls, callback, batches):
-        from pyspark.sql.streaming import StreamingQueryListener
+    class Listener(StreamingQueryListener):
+        last = 0
 
-        class Listener(StreamingQueryListener):
-            last = 0
+        def onQueryStarted(self, event: QueryStartedEvent) -> None:
+            pass
 
-            def onQueryStarted(self, event) -> None:
-                pass
+        def catch_up(self, last_progress: StreamingQueryProgress | None, timeout: float = 5.0) -> None:
+            """Progress events arrive asynchronously: wait for the last one before unregistering."""
+            target = last_progress["batchId"] + 1 if last_progress else 0
+            deadline = time.monotonic() + timeout
+            while Listener.last < target and time.monotonic() < deadline:
+                time.sleep(0.02)
 
-            def catch_up(self, last_progress, timeout: float = 5.0) -> None:
-                """Progress events arrive asynchronously: wait for the last one before unregistering."""
-                target = last_progress["batchId"] + 1 if last_progress else 0
-                deadline = time.monotonic() + timeout
-                while Listener.last < target and time.monotonic() < deadline:
-                    time.sleep(0.02)
+        def onQueryProgress(self, event: QueryProgressEvent) -> None:
+            p = event.progress
+            Listener.last = max(Listener.last, p.batchId + 1)
+            if p.numInputRows == 0:
+                return
+            metrics = p.observedMetrics.get("wx")
+            watermark = metrics["watermark"] if metrics is not None else None
+            callback(Progress(p.batchId + 1, batches, int(p.numInputRows), watermark, int(p.batchDuration)))
 
-            def onQueryProgress(self, event) -> None:
-                p = event.progress
-                Listener.last = max(Listener.last, p.batchId + 1)
-                if p.numInputRows == 0:
-                    return
-                metrics = p.observedMetrics.get("wx")
-                watermark = metrics["watermark"] if metrics is not None else None
-                callback(Progress(p.batchId + 1, batches, int(p.numInputRows), watermark, int(p.batchDuration)))
+        def onQueryIdle(self, event: QueryIdleEvent) -> None:
+            pass
 
-            def onQueryIdle(self, event) -> None:
-                pass
+        def onQueryTerminated(self, event: QueryTerminatedEvent) -> None:
+            pass
 
-            def onQueryTerminated(self, event) -> None:
-                pass
-
-        return Listener()
+    return cast("_ProgressListener", Listener())  # (the class above is that one, made where pyspark is imported)
 
 
 def failure_reason(error: Exception) -> str:

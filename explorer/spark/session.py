@@ -13,14 +13,21 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable, TypeAlias
 
 from explorer.errors import InputError
+
+if TYPE_CHECKING:  # (pyspark is imported when a session starts)
+    from pyspark.sql import SparkSession
+
+    # a session, or how to start one once a run is known to fit
+    SparkOrStarter: TypeAlias = SparkSession | Callable[[], SparkSession]
 
 
 LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 
 
-def spark_session(master: str = "local[2]", app: str = "watermark-explorer", ui: bool = False):
+def spark_session(master: str = "local[2]", app: str = "watermark-explorer", ui: bool = False) -> SparkSession:
     """Get or create the session. Java 17 must be on the PATH. ``ui=True`` serves Spark's web UI (port 4040
     or the next free one) for watching the queries; it is off otherwise, as it only costs time."""
     if shutil.which("java") is None:
@@ -46,7 +53,7 @@ def spark_session(master: str = "local[2]", app: str = "watermark-explorer", ui:
     return session
 
 
-def started(spark):
+def started(spark: SparkOrStarter) -> SparkSession:
     """A session as given, or started by the callable given: a caller passes ``spark_session`` (or a partial of
     it) so that Spark starts only after the memory check has passed."""
     return spark() if callable(spark) else spark

@@ -21,6 +21,7 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -31,6 +32,12 @@ from explorer.metrics import CurveRow, curve_row
 from explorer.spark.runner import Cancelled, SparkRunError, failure_reason
 from explorer.spark.session import started
 from explorer.streams import Stream
+
+if TYPE_CHECKING:  # (pyspark is imported when a sweep starts)
+    from pyspark import SparkContext
+    from pyspark.broadcast import Broadcast
+
+    from explorer.spark.session import SparkOrStarter
 
 STREAM_FLAGS = ("has_keys", "has_arrival", "has_batch", "has_partition", "has_offset", "time_formats")
 POLL_SECONDS = 0.25
@@ -53,13 +60,13 @@ class _Shipped:
     name: str
     time_unit: str
     watermarks: pd.DataFrame  # the scripted watermark rows (a few per test or lesson)
-    flags: dict
+    flags: dict[str, Any]  # STREAM_FLAGS
 
 
 _REBUILT: dict[str, Stream] = {}  # per Python worker: the sweep's job group → its stream, for the tasks after the first
 
 
-def curve_on_spark(spark, stream: Stream, configs: list[RunConfig], delays: list[int], chunks: int | None = None,
+def curve_on_spark(spark: SparkOrStarter, stream: Stream, configs: list[RunConfig], delays: list[int], chunks: int | None = None,
                    progress: Callable[[SweepProgress], None] | None = None,
                    cancel: threading.Event | None = None) -> list[CurveRow]:
     """One curve row per (config, delay) pair, in the order given (configs outer, delays inner). ``spark`` is a
@@ -92,15 +99,16 @@ def curve_on_spark(spark, stream: Stream, configs: list[RunConfig], delays: list
             raise SparkRunError(f"the sweep on Spark failed: {failure_reason(error)}") from None
     finally:
         done.set()
-        sc.setLocalProperty("spark.jobGroup.id", None)
+        sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]  # pyspark says str; None clears it
         shipped.unpersist()
     if progress is not None:
         progress(SweepProgress(len(plan), len(plan)))
     return [row for _, row in sorted(rows, key=lambda pair: pair[0])]
 
 
-def _evaluator(plan: list[tuple[int, RunConfig, int]], chunks: int, shipped, sweep: str):
-    def evaluate(chunk: int):
+def _evaluator(plan: list[tuple[int, RunConfig, int]], chunks: int, shipped: Broadcast[_Shipped],
+               sweep: str) -> Callable[[int], list[tuple[int, CurveRow]]]:
+    def evaluate(chunk: int) -> list[tuple[int, CurveRow]]:
         stream = _REBUILT.get(sweep)
         if stream is None:
             s = shipped.value
@@ -114,7 +122,7 @@ def _evaluator(plan: list[tuple[int, RunConfig, int]], chunks: int, shipped, swe
     return evaluate
 
 
-def _watch(sc, group: str, chunks: int, pairs: int, progress: Callable[[SweepProgress], None] | None,
+def _watch(sc: SparkContext, group: str, chunks: int, pairs: int, progress: Callable[[SweepProgress], None] | None,
            cancel: threading.Event | None, done: threading.Event) -> None:
     """Report the tasks finished (as configurations), and cancel the job group once asked, until ``done``."""
     tracker = sc.statusTracker()

@@ -28,8 +28,7 @@ from explorer.streams import Stream
 from explorer.ui.figures import plot_time
 
 if TYPE_CHECKING:  # the Spark package is imported when a log is read, not with the explorer
-    from explorer.spark.job_log import JobExplanation
-    from explorer.spark.progress import BatchProgress
+    from explorer.spark import BatchProgress, JobExplanation
 
 SPARK_COLOR, REPLAY_COLOR = "#E45756", "#4C78A8"
 

@@ -43,7 +43,7 @@ export default {
       const layout = figure.get("_widget_layout");
       const title = layout && layout.title && layout.title.text;
       // a date axis stays one: its type and its range, as this page shows them now, go with the frame
-      // (figures.date_axes says why)
+      // (plotly_messages.date_axes says why)
       const types = {};
       const shown = plots.find((el) => el._fullLayout);
       for (const axis of ["xaxis", "yaxis"]) {

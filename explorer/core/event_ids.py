@@ -18,16 +18,20 @@ from itertools import repeat
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
+
+Ints = npt.NDArray[np.int64]
+Objects = npt.NDArray[np.object_]
 
 
 class EventIds(Sequence[Any]):
     __slots__ = ("_pool", "_start", "_stop")
 
-    def __init__(self, pool: np.ndarray, start: int = 0, stop: int | None = None):
+    def __init__(self, pool: Objects, start: int = 0, stop: int | None = None):
         self._pool = pool  # a 1-d object array of ids, shared with the run's other emissions
         self._start, self._stop = start, len(pool) if stop is None else stop
 
-    def _ids(self) -> np.ndarray:
+    def _ids(self) -> Objects:
         return self._pool[self._start:self._stop]
 
     def __len__(self) -> int:
@@ -59,7 +63,7 @@ class EventIds(Sequence[Any]):
         return EventIds, (np.array(self._ids(), dtype=object),)
 
 
-def slices(pool: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def slices(pool: Objects, starts: Ints, counts: Ints) -> Objects:
     """One entry per emission, ``pool[starts[i]:starts[i] + counts[i]]``, in an object array: an EventIds, or
     where it holds at most one id a plain tuple (cheaper to build, and an emission per record, Kafka Streams'
     on-update output, makes hundreds of thousands of them)."""

@@ -12,10 +12,14 @@ from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from explorer.config import Panes, RunConfig, WindowKind
 from explorer.core.result import Reason
+
+Ints = npt.NDArray[np.int64]
+Flags = npt.NDArray[np.bool_]
 
 
 def discarding(config: RunConfig) -> bool:
@@ -39,20 +43,20 @@ def shape_panes(windows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
                           count=np.where(update, windows["count"].to_numpy(), cut.counts))
 
 
-def window_codes(windows: pd.DataFrame, config: RunConfig) -> np.ndarray:
+def window_codes(windows: pd.DataFrame, config: RunConfig) -> Ints:
     """One integer per window an emission belongs to: its (key, start, end), or for sessions its key, as
     sessions only grow and an event is in one session."""
     columns = ["key"] if config.window.kind is WindowKind.SESSION else ["key", "start", "end"]
-    return windows.groupby(columns, sort=False, dropna=False).ngroup().to_numpy()
+    return np.asarray(windows.groupby(columns, sort=False, dropna=False).ngroup().to_numpy(), dtype=np.int64)
 
 
 @dataclass(frozen=True)
 class Cut:
-    kept: np.ndarray  # over the listed events: does its pane carry it
-    counts: np.ndarray  # per emission: how many of its events it carries
+    kept: Flags  # over the listed events: does its pane carry it
+    counts: Ints  # per emission: how many of its events it carries
 
 
-def first_listings(window: np.ndarray, sizes: np.ndarray, event: np.ndarray, own_record: np.ndarray) -> Cut:
+def first_listings(window: Ints, sizes: Ints, event: Ints, own_record: Flags) -> Cut:
     """Which listed events a discarding pane keeps: emission i lists ``sizes[i]`` of ``event`` (integer codes,
     emission after emission) for ``window[i]``; a (window, event) pair is kept where it is listed first. An
     emission with ``own_record`` (an UPDATE, emit on-update) carries just its record and keeps it.

@@ -12,6 +12,7 @@ from operator import attrgetter
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +113,9 @@ class BatchRows:
     commit: int
     opens: int
     scripted: int | None
-    rows: np.ndarray
+    rows: npt.NDArray[np.int64]
     ids: list[str]
     keys: list[str]
     partitions: list[str]
-    event_time: np.ndarray
-    arrival_time: np.ndarray
+    event_time: npt.NDArray[np.int64]
+    arrival_time: npt.NDArray[np.int64]

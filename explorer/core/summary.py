@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from explorer.core.result import Metrics, Reason, Stat, Status
@@ -21,7 +22,7 @@ def summarize(counts: dict[str, int], admitted: int, refused: int, windows: pd.D
     codes, names = pd.factorize(windows["reason"].to_numpy(dtype=object))  # compare integers, not text, per row
     code = {name: i for i, name in enumerate(names)}
 
-    def reason_is(*reasons: str) -> np.ndarray:
+    def reason_is(*reasons: str) -> npt.NDArray[np.bool_]:
         return np.isin(codes, [code[r] for r in reasons if r in code])
 
     revision = windows["revision"].to_numpy()

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from explorer.config import BatchKind, BatchSpec, RunConfig
 from explorer.errors import InputError
@@ -26,11 +27,11 @@ NO_SCRIPTED = np.iinfo(np.int64).min  # a batch without a scripted watermark
 
 @dataclass
 class Batches:
-    number: np.ndarray  # per event, 1-based batch number (non-decreasing in arrival order)
-    commit_time: np.ndarray  # per batch (index = number − 1), µs on the processing clock
-    starts: np.ndarray  # per batch, index of its first event; starts[-1] == len(events)
-    opens: np.ndarray  # per batch, the arrival of its first row (heartbeats before it tick first)
-    scripted: np.ndarray  # per batch, the largest scripted watermark it holds, or NO_SCRIPTED
+    number: npt.NDArray[np.int64]  # per event, 1-based batch number (non-decreasing in arrival order)
+    commit_time: npt.NDArray[np.int64]  # per batch (index = number − 1), µs on the processing clock
+    starts: npt.NDArray[np.int64]  # per batch, index of its first event; starts[-1] == len(events)
+    opens: npt.NDArray[np.int64]  # per batch, the arrival of its first row (heartbeats before it tick first)
+    scripted: npt.NDArray[np.int64]  # per batch, the largest scripted watermark it holds, or NO_SCRIPTED
 
     def scripted_at(self, b: int) -> int | None:
         """Batch b's (0-based) scripted watermark, or None."""

@@ -96,12 +96,12 @@ class Stream:
 
 @dataclass
 class StreamArrays:
-    ids: np.ndarray
-    keys: np.ndarray
-    event_time: np.ndarray
-    arrival_time: np.ndarray
-    file_batch: np.ndarray
-    partitions: np.ndarray
+    ids: npt.NDArray[np.object_]
+    keys: npt.NDArray[np.object_]
+    event_time: npt.NDArray[np.int64]
+    arrival_time: npt.NDArray[np.int64]
+    file_batch: npt.NDArray[np.int64]
+    partitions: npt.NDArray[np.object_]
 
 
 def _factorize(column: pd.Series) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.object_]]:

@@ -13,19 +13,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from explorer.core.compiled.plan import Prepared
 from explorer.core.panes import first_listings
+
+Ints = npt.NDArray[np.int64]
+Flags = npt.NDArray[np.bool_]
 
 
 @dataclass(frozen=True)
 class Listings:
     """Emission i carries ``pool[start[i]:start[i] + count[i]]`` (row numbers, in arrival order)."""
 
-    pool: np.ndarray
-    start: np.ndarray
-    count: np.ndarray
+    pool: Ints
+    start: Ints
+    count: Ints
 
 
 @dataclass(frozen=True)
@@ -33,13 +37,13 @@ class _HeadLists:
     """Each list head's longest listing, read once: ``rows`` holds them head after head, in list order; per
     emission, where its head's listing starts in ``rows`` and which head it is."""
 
-    rows: np.ndarray
-    head_start: np.ndarray  # per head
-    head_length: np.ndarray  # per head
-    head_of: np.ndarray  # per emission: its head's index (emissions that list nothing share one of length 0)
+    rows: Ints
+    head_start: Ints  # per head
+    head_length: Ints  # per head
+    head_of: Ints  # per emission: its head's index (emissions that list nothing share one of length 0)
 
 
-def _read_heads(prepared: Prepared, heads: np.ndarray, counts: np.ndarray) -> _HeadLists:
+def _read_heads(prepared: Prepared, heads: Ints, counts: Ints) -> _HeadLists:
     from explorer.core.compiled.driver import gather_ids
 
     unique, head_of = np.unique(np.where(counts > 0, heads, -1), return_inverse=True)
@@ -50,14 +54,14 @@ def _read_heads(prepared: Prepared, heads: np.ndarray, counts: np.ndarray) -> _H
     return _HeadLists(rows, np.cumsum(longest) - longest, longest, head_of)
 
 
-def _concatenated(source: np.ndarray, begin: np.ndarray, length: np.ndarray) -> np.ndarray:
+def _concatenated(source: Ints, begin: Ints, length: Ints) -> Ints:
     """``source[begin[i]:begin[i] + length[i]]`` for every i, one after another, in one gather."""
     offsets = np.cumsum(length) - length
     return source[np.repeat(begin - offsets, length) + np.arange(int(length.sum()))]
 
 
-def _with_records(pool: np.ndarray, start: np.ndarray, counts: np.ndarray, update: np.ndarray,
-                  records: np.ndarray) -> Listings:
+def _with_records(pool: Ints, start: Ints, counts: Ints, update: Flags,
+                  records: Ints) -> Listings:
     """An UPDATE (emit on-update) carries the one record it forwards: appended to the pool."""
     start, counts = start.copy(), counts.copy()
     start[update] = len(pool) + np.arange(int(update.sum()))
@@ -65,8 +69,8 @@ def _with_records(pool: np.ndarray, start: np.ndarray, counts: np.ndarray, updat
     return Listings(np.concatenate([pool, records[update]]), start, counts)
 
 
-def accumulated(prepared: Prepared, heads: np.ndarray, counts: np.ndarray, update: np.ndarray,
-                records: np.ndarray, session: bool) -> Listings:
+def accumulated(prepared: Prepared, heads: Ints, counts: Ints, update: Flags,
+                records: Ints, session: bool) -> Listings:
     """Whole windows: emission i lists the first ``counts[i]`` events of its head's list."""
     lists = _read_heads(prepared, heads, counts)
     if not session:  # fixed windows take events in arrival order: each listing is a slice of its head's
@@ -93,8 +97,8 @@ def accumulated(prepared: Prepared, heads: np.ndarray, counts: np.ndarray, updat
     return _with_records(pool, piece_start[piece_of.ravel()], counts, update, records)
 
 
-def discarded(prepared: Prepared, heads: np.ndarray, counts: np.ndarray, update: np.ndarray, records: np.ndarray,
-              window: np.ndarray, session: bool) -> Listings:
+def discarded(prepared: Prepared, heads: Ints, counts: Ints, update: Flags, records: Ints,
+              window: Ints, session: bool) -> Listings:
     """Discarding panes: emission i carries the events of its listing its window had not emitted before
     (``panes.first_listings``, one rule with the frame path). Only what each head adds since its previous
     emission is looked at, so the work is linear too; events a session brought in by a merge and already emitted

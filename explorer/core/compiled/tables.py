@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from explorer.config import LatePolicy, RunConfig, WindowKind
@@ -24,13 +25,13 @@ REASON_RANK = np.array([REASON_ORDER[reason] for reason in REASONS])
 TRACE_KINDS = np.array(["commit", "heartbeat", "no-data batch"], dtype=object)
 
 
-def _optional(values: np.ndarray, missing: np.ndarray | None = None) -> pd.arrays.IntegerArray:
+def _optional(values: npt.NDArray[np.int64], missing: npt.NDArray[np.bool_] | None = None) -> pd.arrays.IntegerArray:
     """int64 → nullable Int64; "no watermark yet" (or ``missing``) becomes <NA>."""
     values = np.asarray(values, dtype=np.int64)
     return pd.arrays.IntegerArray(values.copy(), values < L.NONE // 2 if missing is None else missing)
 
 
-def _records(prepared: Prepared, name: str, count_slot: int, width: int) -> np.ndarray:
+def _records(prepared: Prepared, name: str, count_slot: int, width: int) -> npt.NDArray[np.int64]:
     n = int(prepared.state.m[count_slot])
     return prepared.table(name, n * width).reshape(n, width)
 
@@ -141,7 +142,7 @@ def emissions(stream: Stream, config: RunConfig, prepared: Prepared, detail: boo
     return frame
 
 
-def _carry(stream: Stream, config: RunConfig, prepared: Prepared, table: np.ndarray, frame: pd.DataFrame) -> None:
+def _carry(stream: Stream, config: RunConfig, prepared: Prepared, table: npt.NDArray[np.int64], frame: pd.DataFrame) -> None:
     """Fill each emission's event ids: slices of one array (``listings``, ``event_ids``), so a window that
     re-fires a thousand times holds its ids once; discarding panes are cut on row numbers first."""
     update = table[:, L.EM_REASON] == L.REASON_UPDATE

@@ -138,7 +138,7 @@ def test_compare_panel_small_multiples_and_highlight():
 def test_a_picked_event_is_drawn_in_every_panel_even_in_a_crowded_stretch():
     """Each panel draws at most COMPARE_POINTS events of a stretch; it used to draw the first ones, so a picked
     event further on was ringed where no point was."""
-    from explorer.ui.panels import COMPARE_POINTS
+    from explorer.ui.compare_panel import COMPARE_POINTS
     explorer = Explorer(generate("kafka-export"), "voltsp")
     panel = explorer.compare_panel
     panel.presets.value = ("flink", "voltsp")

@@ -1,10 +1,11 @@
 """The explorer: controls on the left, the two clocks in the middle, the evidence around them.
 
 This module is the wiring: each part owns one job and its widgets (``data_picker`` the stream, ``controls``
-the settings, ``clocks`` the two-clocks figure, ``frames_ahead`` the frames computed ahead, ``histogram``,
-``sweep`` the curve and the target, ``inspector``, ``panels`` Spark and compare, ``export_panel``,
-``job_log_panel``), and ``Explorer`` connects them: a control change takes the Result from the local core
-(usually computed ahead) and hands the parts what they draw.
+the settings, ``clocks`` the two-clocks figure, ``frames_ahead`` the frames computed ahead, ``stepper`` the key
+and the batch replayed, ``histogram``, ``sweep`` the curve and the target, ``inspector``, ``cards``,
+``status_line``, ``panels`` Spark, ``compare_panel``, ``export_panel``, ``job_log_panel``), and ``Explorer``
+connects them: a control change takes the Result from the local core (usually computed ahead) and hands the
+parts what they draw.
 
 Threads: the kernel's runs the handlers; the settle timer, the prefetch worker, the sweep's and Spark's threads
 are handed snapshots (``clocks.View``, ``frames_ahead.Position``, the settings a sweep is for). The two that
@@ -31,6 +32,7 @@ from explorer.streams import Stream
 from explorer.timeutil import MICROS
 from explorer.ui.cards import cards_html
 from explorer.ui.clocks import INTERACTIVE_BUDGET, PREVIEW_LINE, SETTLE_SECONDS, ClocksView, View
+from explorer.ui.compare_panel import ComparePanel
 from explorer.ui.controls import Controls
 from explorer.ui.data_picker import UPLOAD, DataPicker, resolve_stream
 from explorer.ui.export_panel import ExportPanel
@@ -40,7 +42,7 @@ from explorer.ui.histogram import DelayHistogram
 from explorer.ui.inspector import Inspector
 from explorer.ui.job_log_panel import JobLogPanel
 from explorer.ui.page_frames import ClocksUpdate, PageFrames
-from explorer.ui.panels import ComparePanel, SparkPanel
+from explorer.ui.panels import SparkPanel
 from explorer.ui.prefetch import Prefetcher
 from explorer.ui.status_line import StatusLine
 from explorer.ui.stepper import Stepper

@@ -1,7 +1,8 @@
 """Plot-ready arrays from a Result: no widgets here, so the in-kernel tests can check them directly.
 
-The two-clocks figure: x = arrival (processing) time, y = event time. Each trace is created once by the
-explorer and only its arrays change afterwards; these functions compute those arrays.
+The two-clocks figure: x = arrival (processing) time, y = event time. Each trace is created once (``clocks.py``)
+and only its arrays change afterwards; these functions compute those arrays, and the delay histogram's. How the
+arrays travel to the page is ``plotly_messages.py``.
 """
 
 from __future__ import annotations

@@ -134,20 +134,26 @@ def test_every_snippet_names_the_files_own_columns(tmp_path, capsys, target):
 
 
 @pytest.mark.spark
-def test_the_pyspark_snippet_is_a_query_that_runs_on_the_users_file(tmp_path, capsys):
-    """It used to be a fragment: no source, no sink, never started."""
+def test_the_pyspark_export_is_a_program_that_runs_on_the_users_file(tmp_path, capsys):
+    """It used to be a fragment: no source, no sink, never started; then a query that read the whole file as one
+    micro-batch. Now ``python job.py EVENTS OUTDIR`` writes what Spark emitted (tests/test_verify.py holds it
+    against the prediction)."""
+    import json
     import subprocess
     import sys
     path = _kafka_file(tmp_path, devices=3, duration=120, times="epoch-ms")
     capsys.readouterr()
-    assert main(["export", str(path), *KAFKA_FLAGS, "--preset", "spark", "--delay", "30", "--to", "pyspark"]) == 0
-    script = tmp_path / "query.py"
+    assert main(["export", str(path), *KAFKA_FLAGS, "--preset", "spark", "--delay", "30", "--batches", "interval:10s",
+                 "--to", "pyspark"]) == 0
+    script = tmp_path / "job.py"
     script.write_text(capsys.readouterr().out)
-    assert "F.timestamp_millis(F.col('ts'))" in script.read_text()  # epoch ms, converted as such
-    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert "EVENT_TIME = ('ts', 'epoch', 'ms')" in script.read_text()  # epoch ms, converted as such
+    assert "TRIGGER_US = 10000000" in script.read_text()  # the cadence the prediction assumed
+    done = subprocess.run([sys.executable, str(script), str(path), str(tmp_path / "out")], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
-    rows = [line for line in done.stdout.splitlines() if line.startswith("|{2026-11-20")]
-    assert rows and all("device-0" in row for row in rows)
+    rows = [json.loads(line) for line in (tmp_path / "out" / "emissions.jsonl").read_text().splitlines()]
+    assert rows and all(row["key"].startswith("device-0") and row["ids"] for row in rows)
 
 
 def test_the_kafka_streams_snippet_says_grace_and_its_emit_strategy():

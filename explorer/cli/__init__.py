@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -136,6 +137,22 @@ def cmd_export(args: argparse.Namespace) -> None:
     print(export(config, args.to, source), end="")
 
 
+class Differs(Exception):
+    """verify's answer "they differ": printed already; the exit status is 1, as diff's is."""
+
+
+def cmd_verify(args: argparse.Namespace) -> None:
+    from explorer.verify import report, verify
+
+    config, column = build_config(args)
+    stream = load_source(args, column)
+    with tempfile.TemporaryDirectory(prefix="wx-verify-") as scratch:
+        verdict = verify(stream, config, args.engine, Path(args.work or scratch))
+    print("\n".join(report(verdict)))
+    if not verdict.identical:
+        raise Differs()
+
+
 def cmd_validate(args: argparse.Namespace) -> None:
     stream = load_source(args)
     print_validation(stream, args.events)
@@ -230,7 +247,7 @@ def _write_table(frame: pd.DataFrame, out: Path) -> None:
 
 
 COMMANDS = {"run": cmd_run, "curve": cmd_curve, "tune": cmd_tune, "spark-log": cmd_spark_log, "compare": cmd_compare,
-            "export": cmd_export, "validate": cmd_validate,
+            "export": cmd_export, "verify": cmd_verify, "validate": cmd_validate,
             "generate": cmd_generate}
 
 
@@ -245,6 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ExplorerError as exc:
         print(f"error: {exc}", file=user_stderr())
         return exit_status(exc)
+    except Differs:
+        return 1
     except KeyboardInterrupt:
         print("error: interrupted", file=user_stderr())
         return EXIT_STATUS[Interrupted]

@@ -153,6 +153,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config(p_exp)
     p_exp.add_argument("--to", required=True, choices=list(EXPORT_TARGETS), help="target engine and language")
 
+    p_ver = sub.add_parser("verify", help="export the job, run it on the real engine over the same file, and hold "
+                                          "what the engine emitted against the prediction (exit 1 when they differ)")
+    _add_source(p_ver, required_file=False)
+    _add_config(p_ver)
+    p_ver.add_argument("--engine", required=True, choices=["spark"], help="the engine to run the exported job on")
+    p_ver.add_argument("--work", metavar="DIR", help="keep the job, its input and its output here (default: a "
+                                                     "temporary folder, removed afterwards)")
+
     p_val = sub.add_parser("validate", help="check an events file and describe it")
     _add_source(p_val, required_file=True)
 

@@ -3,7 +3,8 @@ lateness bound, allowed lateness, idle timeout and late-data handling, with a co
 the target cannot express (so nothing is silently lost in translation).
 
 A snippet uses the user's own column names (``ExportSource``: the file's name for event time and key), and
-the PySpark one is a whole query: source, event time as a timestamp, watermark, window, sink, ``start()``.
+the PySpark one is a whole program: ``python job.py EVENTS OUTDIR`` replays the user's file at the cadence the
+prediction assumed and writes what Spark emitted (``spark_job``; ``explorer.verify`` runs it).
 
 The snippets are one function per engine: ``jvm`` (VoltSP, Flink, Beam Java, Kafka Streams) and ``python``
 (PyFlink, PySpark, Bytewax, Beam Python), over what they share (``common``); this module names them
@@ -17,7 +18,8 @@ from collections.abc import Callable
 from explorer.config import RunConfig
 from explorer.export.common import DEFAULT_SOURCE, ExportSource
 from explorer.export.jvm import beam_java, flink_java, kafka_streams_java, voltsp_java, voltsp_yaml
-from explorer.export.python import beam_python, bytewax, pyflink, pyspark
+from explorer.export.python import beam_python, bytewax, pyflink
+from explorer.export.spark_job import spark_job as pyspark
 
 __all__ = ["DEFAULT_SOURCE", "TARGETS", "ExportSource", "beam_java", "beam_python", "bytewax", "export", "flink_java",
            "kafka_streams_java", "pyflink", "pyspark", "voltsp_java", "voltsp_yaml"]

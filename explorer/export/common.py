@@ -29,13 +29,19 @@ class ExportSource:
     key: str | None = "key"  # None: the stream has no key column; one group
     event_time_format: TimeFormat | None = None
     path: str | None = None
+    arrival_time: str | None = None  # None: the file has none; its order is the arrival order
+    arrival_time_format: TimeFormat | None = None
+    id: str | None = None  # None: the file has none; events are e1, e2… by row
 
     @staticmethod
     def of(stream: Stream) -> "ExportSource":
         named = stream.source_columns
         return ExportSource(named.get("event_time", "event_time"),
                             named.get("key", "key") if stream.has_keys else None,
-                            stream.time_formats.get("event_time"), stream.source)
+                            stream.time_formats.get("event_time"), stream.source,
+                            named.get("arrival_time", "arrival_time") if stream.has_arrival else None,
+                            stream.time_formats.get("arrival_time"),
+                            named.get("id", "id") if stream.has_ids else None)
 
 
 DEFAULT_SOURCE = ExportSource()

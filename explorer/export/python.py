@@ -1,15 +1,13 @@
-"""Export snippets for the engines configured in Python: PyFlink, PySpark (a whole runnable query), Bytewax and
-Beam's Python SDK.
+"""Export snippets for the engines configured in Python: PyFlink, Bytewax and Beam's Python SDK (PySpark's is a
+whole program: ``spark_job``).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from explorer.config import LatePolicy, RunConfig, WindowKind
 from explorer.export.common import (DEFAULT_SOURCE, MS, ExportSource, beam_window_fn, comment, py_timedelta,
-                                    spark_interval, unsupported, watermark_lag)
-from explorer.streams.files import SUFFIXES
+                                    unsupported, watermark_lag)
 from explorer.timeutil import format_duration
 
 def pyflink(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
@@ -39,62 +37,6 @@ def pyflink(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
     chain.append(".reduce(lambda a, b: a + b)")
     lines.append("counts = (" + "\n          ".join(chain) + ")")
     notes = unsupported(config, "PyFlink", {"allowed", "side_output", "per_element"})
-    return comment("#", notes) + "\n".join(lines) + "\n"
-
-
-SPARK_FROM_UNIT = {"s": "F.timestamp_seconds({})", "ms": "F.timestamp_millis({})", "us": "F.timestamp_micros({})",
-                   "ns": "F.timestamp_micros(({} / 1000).cast('long'))"}
-
-
-def _spark_event_time(source: ExportSource) -> str:
-    """The event-time column as a Spark timestamp, from however the file writes it."""
-    column = f"F.col('{source.event_time}')"
-    form = source.event_time_format
-    if form is None:
-        return f"{column}.cast('timestamp')"
-    if form.kind == "iso":
-        return f"F.to_timestamp({column})"
-    if form.kind in ("epoch", "number"):
-        return SPARK_FROM_UNIT[form.unit].format(column)
-    return column  # a typed timestamp column
-
-
-def pyspark(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
-    """A whole Structured Streaming query over the user's file: it replays the file (availableNow) and prints
-    each window as the watermark closes it. For Kafka, swap the source for the commented one."""
-    lag = config.time.delay + config.time.bound
-    if config.window.kind is WindowKind.SESSION:
-        window = f"F.session_window('event_ts', '{spark_interval(config.window.gap)}')"
-    else:
-        window = (f"F.window('event_ts', '{spark_interval(config.window.size)}', "
-                  f"'{spark_interval(config.window.slide)}')")
-    group = f"{window}, '{source.key}'" if source.key else window
-    path = Path(source.path or "events.csv")
-    reader = SUFFIXES.get(path.suffix.lower(), "csv")  # the loader's formats are Spark's reader names
-    header = ".option('header', True)" if reader == "csv" else ""
-    infer = ".option('inferSchema', True)" if reader == "csv" else ""
-    # a streaming file source reads a directory: the file's own, keeping to that file
-    folder, only = (path, "") if path.is_dir() else (path.parent, f".option('pathGlobFilter', {path.name!r})")
-    lines = ["from pyspark.sql import SparkSession, functions as F",
-             "",
-             "spark = SparkSession.builder.master('local[2]').appName('watermark-explorer').getOrCreate()",
-             f"FOLDER = {str(folder)!r}",
-             f"schema = spark.read{header}{infer}{only}.{reader}(FOLDER).schema  # a stream's file source needs one",
-             f"events = spark.readStream.schema(schema){header}{only}.{reader}(FOLDER)",
-             "# from Kafka instead: spark.readStream.format('kafka').option('kafka.bootstrap.servers', ...)"
-             ".option('subscribe', ...).load(), then parse the value",
-             "counts = (events",
-             f"          .withColumn('event_ts', {_spark_event_time(source)})",
-             f"          .withWatermark('event_ts', '{spark_interval(lag)}')",
-             f"          .groupBy({group})",
-             "          .count())",
-             "query = (counts.writeStream",
-             "         .outputMode('append')  # each window once, when the watermark passes its end",
-             "         .format('console').option('truncate', False)",
-             "         .trigger(availableNow=True)  # replay the file, then stop; drop this line to keep listening",
-             "         .start())",
-             "query.awaitTermination()"]
-    notes = unsupported(config, "Spark Structured Streaming", set())
     return comment("#", notes) + "\n".join(lines) + "\n"
 
 

@@ -136,7 +136,8 @@ def stream_from_frame(
     out = out[~is_mark].reset_index(drop=True)
     event_format = formats["event_time"]
     return Stream(out, name=name, time_unit=event_format.unit if event_format.kind in ("epoch", "number") else "s",
-                  time_formats=formats, has_keys="key" in frame.columns, has_arrival=has_arrival,
+                  time_formats=formats, has_keys="key" in frame.columns, has_ids="id" in frame.columns,
+                  has_arrival=has_arrival,
                   has_batch=has_batch, has_partition="partition" in frame.columns,
                   has_offset="offset" in frame.columns, source=source,
                   source_columns={ours: str(theirs) for ours, theirs in (columns or {}).items()},

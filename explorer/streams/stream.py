@@ -41,6 +41,7 @@ class Stream:
     time_unit: str = "s"  # what numbers in outputs count (event time's unit when the file gave numbers)
     time_formats: dict[str, "TimeFormat"] = field(default_factory=dict)  # per time column, as read
     has_keys: bool = False
+    has_ids: bool = False  # the file had an id column (else ids are e1, e2… by row)
     has_arrival: bool = False
     has_batch: bool = False
     has_partition: bool = False

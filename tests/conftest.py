@@ -50,6 +50,8 @@ def pytest_collection_modifyitems(config, items):
         for fixture, marker in MARKER_OF_FIXTURE.items():
             if fixture in getattr(item, "fixturenames", ()):
                 item.add_marker(marker)
+        if item.get_closest_marker("browser"):  # one JupyterLab and one Chromium: the browser tests share a worker
+            item.add_marker(pytest.mark.xdist_group("browser"))
 
 
 @pytest.fixture(autouse=True)
@@ -78,7 +80,7 @@ def pytest_unconfigure(config):
     import sys
 
     status = getattr(config, "_wx_exit_status", None)
-    if status is None:
+    if status is None or hasattr(config, "workerinput"):  # an xdist worker ends as xdist's protocol says
         return
     sys.stdout.flush()
     sys.stderr.flush()

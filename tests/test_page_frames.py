@@ -142,6 +142,7 @@ def test_the_other_sliders_steps_go_to_the_page_too_with_the_delays_neighbours(e
     content, _ = page.frames["allowed", 1.5]
     context = {model_id: value for model_id, _, value in content["context"]}
     assert explorer.controls.allowed.model_id not in context and context[explorer.controls.delay.model_id] == 5.0
+    explorer.wait_until_settled()  # the first step's settled redraw, which a slow machine reaches only now
     page.hold_everything()
     page.figure_messages.clear()
     explorer.controls.allowed.value = 1.5

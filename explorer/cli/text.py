@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from explorer.compare import Comparison
-from explorer.config import PRESETS, RunConfig, Strategy
+from explorer.config import PRESETS, BatchSpec, RunConfig, Strategy, what_if
 from explorer.core import Result
 from explorer.core.result import Reason
 from explorer.metrics import FrontierPoint, Tuning, best_point
@@ -26,7 +26,13 @@ from explorer.timeutil import MICROS, exact_seconds, format_instant, human_durat
 def print_run_table(result: Result, stream: Stream) -> None:
     m = result.metrics
     unit = result.time_unit
-    print(f"{result.stream_name}: {m.events} events, preset {result.config.preset}, window {result.config.window}")
+    config = result.config
+    print(f"{result.stream_name}: {m.events} events, preset {config.preset}, window {config.window}")
+    print(f"  cadence: {(config.batches or BatchSpec()).describe()} (--batches)")
+    unreal = what_if(config)
+    if unreal:
+        print(f"  WHAT IF: {', '.join(unreal)} {'is not a setting' if len(unreal) == 1 else 'are not settings'} "
+              f"of {config.preset}; these numbers are not what {config.preset} itself would do")
     print(f"  on time {m.on_time}, late-updated {m.late_updated}, side output {m.side_output}, dropped {m.dropped}")
     if len(stream.watermarks) and result.config.time.strategy is not Strategy.SCRIPTED:
         print(f"  the input's {len(stream.watermarks)} scripted watermark row(s) were not used: --strategy scripted "

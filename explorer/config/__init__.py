@@ -295,6 +295,16 @@ class BatchSpec:
             return BatchSpec(kind, interval=interval)
         return BatchSpec(kind)
 
+    def describe(self) -> str:
+        """The cadence in words: how arrivals become the batches the watermark moves between."""
+        if self.kind is BatchKind.INTERVAL:
+            return f"one micro-batch per {format_duration(self.interval)} of arrival time (a trigger interval)"
+        if self.kind is BatchKind.COUNT:
+            return f"one batch per {self.count} events"
+        if self.kind is BatchKind.COLUMN:
+            return "the file's batch column"
+        return "one batch per event"
+
     def __str__(self) -> str:
         if self.kind is BatchKind.COUNT:
             return f"count:{self.count}"
@@ -331,7 +341,7 @@ def describe(config: RunConfig) -> dict[str, Any]:
 # The parts around the model, after it: each imports the model's names from here (the package is initialised
 # first, so they are defined by then). TimeConfig checks its values against TIME_FIELDS when it is built.
 from explorer.config.fields import FIELD_BY_OPTION, TIME_FIELDS, TimeField, time_option  # noqa: E402
-from explorer.config.presets import PRESETS, Preset, apply_delay, delay_of, preset  # noqa: E402
+from explorer.config.presets import PRESETS, Preset, apply_delay, delay_of, preset, what_if  # noqa: E402
 from explorer.config.voltsp_yaml import (MAX_YAML_BYTES, MAX_YAML_NODES, LoadedConfig, load_yaml_config,  # noqa: E402
                                          read_yaml, time_config_to_voltsp)
 
@@ -340,5 +350,5 @@ __all__ = [
     "PRESETS", "SECOND", "TIME_FIELDS", "BatchKind", "BatchSpec", "Emit", "LatePolicy", "LatenessRule",
     "LoadedConfig", "Panes", "Preset", "RefusedWhen", "RunConfig", "Schedule", "Scope", "Strategy", "TimeConfig",
     "TimeField", "TimeSource", "WindowKind", "WindowSpec", "apply_delay", "delay_of", "describe",
-    "load_yaml_config", "preset", "read_yaml", "time_config_to_voltsp", "time_option",
+    "load_yaml_config", "preset", "read_yaml", "time_config_to_voltsp", "time_option", "what_if",
 ]

@@ -25,6 +25,9 @@ class Preset:
     delay_field: str  # "delay" (delayWindowClose-like) or "bound" (max seen − L)
     batches: BatchSpec | None = None
     allowed_lateness: bool = False  # the engine can keep a closed window for late events (and re-emit it)
+    # the TimeConfig fields the engine's own API sets; any other field moved off the preset's value is a "what if"
+    # (:func:`what_if`): a run the engine itself cannot make
+    settings: frozenset[str] = frozenset()
 
 
 PRESETS: dict[str, Preset] = {
@@ -35,6 +38,8 @@ PRESETS: dict[str, Preset] = {
         TimeConfig(),
         delay_field="delay",
         allowed_lateness=True,
+        settings=frozenset({"strategy", "delay", "idle_timeout", "idle_clock", "heartbeat", "allowed_lateness",
+                            "time_source", "scope"}),
     ),
     "textbook": Preset(
         "textbook",
@@ -44,6 +49,7 @@ PRESETS: dict[str, Preset] = {
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
         allowed_lateness=True,  # 003's exercise: a grace period G
+        settings=frozenset({"bound", "allowed_lateness", "late_policy"}),
     ),
     "spark": Preset(
         "spark",
@@ -54,6 +60,7 @@ PRESETS: dict[str, Preset] = {
         TimeConfig(strategy=Strategy.MAX, late_policy=LatePolicy.DROP, scope=Scope.GLOBAL,
                    schedule=Schedule.BACKLOG, watermark_unit=MILLISECOND),
         delay_field="delay",
+        settings=frozenset({"delay", "scope", "time_source"}),
     ),
     "flink": Preset(
         "flink",
@@ -72,6 +79,8 @@ PRESETS: dict[str, Preset] = {
         delay_field="delay",
         batches=BatchSpec(BatchKind.INTERVAL, interval=200 * SECOND // 1000),
         allowed_lateness=True,
+        settings=frozenset({"delay", "allowed_lateness", "late_policy", "source_idle_timeout", "time_source",
+                            "scope"}),
     ),
     "bytewax": Preset(
         "bytewax",
@@ -83,6 +92,7 @@ PRESETS: dict[str, Preset] = {
                    session_close_strict=True, forget_clock_when_empty=True),
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
+        settings=frozenset({"bound", "time_source"}),
     ),
     "beam": Preset(
         "beam",
@@ -99,6 +109,7 @@ PRESETS: dict[str, Preset] = {
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
         allowed_lateness=True,
+        settings=frozenset({"bound", "allowed_lateness", "panes"}),
     ),
     "kafka-streams": Preset(
         "kafka-streams",
@@ -116,6 +127,7 @@ PRESETS: dict[str, Preset] = {
                    windows_from_zero=True),
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
+        settings=frozenset({"bound", "emit"}),
     ),
     "storm": Preset(
         "storm",
@@ -127,6 +139,7 @@ PRESETS: dict[str, Preset] = {
                    late_policy=LatePolicy.DROP, end_inclusive=True),
         delay_field="delay",
         batches=BatchSpec(BatchKind.INTERVAL, interval=SECOND),
+        settings=frozenset({"delay", "late_policy"}),
     ),
 }
 
@@ -156,3 +169,21 @@ def delay_of(config: RunConfig) -> int:
     field_name = PRESETS[config.preset].delay_field if config.preset in PRESETS else "delay"
     value: int = getattr(config.time, field_name)
     return value
+
+
+def what_if(config: RunConfig) -> list[str]:
+    """The settings of ``config`` its preset's engine does not have: each field moved off the preset's own value
+    that the engine's API cannot set (:attr:`Preset.settings`), as ``--option value``. A run with any is a "what
+    if": the numbers are not the engine's, and every front end says so where it shows them."""
+    from explorer.config.fields import TIME_FIELDS
+
+    chosen = PRESETS.get(config.preset)
+    if chosen is None:
+        return []
+    out = []
+    for spec in TIME_FIELDS:
+        value = getattr(config.time, spec.name)
+        if spec.name in chosen.settings or value == getattr(chosen.time, spec.name):
+            continue
+        out.append(f"--{spec.option.replace('_', '-')} {spec.to_text(value)}")
+    return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from explorer.config import LatePolicy, LatenessRule, Panes, RunConfig, WindowKind
+from explorer.config import LatePolicy, LatenessRule, Panes, RunConfig, WindowKind, what_if
 from explorer.core.rules import derive
 from explorer.streams import Stream
 from explorer.streams.times import TimeFormat
@@ -79,7 +79,8 @@ def watermark_lag(config: RunConfig) -> int:
 def unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]:
     """Comments for what the target cannot say."""
     t, rules = config.time, derive(config)
-    notes = []
+    notes = [f"what if: {setting} is not a setting of {config.preset}, the engine these settings model"
+             for setting in what_if(config)]
     if "strategy" not in handled and rules.strategy_min:
         notes.append("MIN_EVENT_TIME (watermark = each batch's smallest event time) has no equivalent; "
                      "the snippet uses max seen − lag")

@@ -221,7 +221,7 @@ class Explorer:
             else:
                 self.clocks_view.draw(view, INTERACTIVE_BUDGET)
             self.clocks_view.settle(view, lambda: self._side_figures(settled))
-        self.cards.value = cards_html(self.result.metrics)
+        self.cards.value = cards_html(self.result.metrics, self.result.config)
         self.export_panel.refresh()
         self.last_update_ms = (time.perf_counter() - start) * 1000
         if page_drew:
@@ -258,7 +258,7 @@ class Explorer:
             view = self._view()
             assert view is not None
             self.clocks_view.draw(view)
-            self.cards.value = cards_html(result.metrics)
+            self.cards.value = cards_html(result.metrics, result.config)
 
     def wait_until_settled(self, timeout: float = 10.0) -> None:
         """Block until the full redraw after the last control change is done (tests and scripts only)."""

@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     text = render()
     if check:
         if not TARGET.exists() or TARGET.read_text(encoding="utf-8") != text:
-            print(f"{TARGET.relative_to(ROOT)} is out of date with explorer/cli.py: run python dev/cli_reference.py",
+            print(f"{TARGET.relative_to(ROOT)} is out of date with explorer/cli/parser.py: run python dev/cli_reference.py",
                   file=sys.stderr)
             return 1
         return 0

@@ -327,7 +327,7 @@ def test_a_kafka_export_uploaded_in_the_page_reads_as_date_times_and_the_target_
         page.locator(".wx-export button.wx-copy").click()
         page.wait_for_timeout(500)
         copied = page.evaluate("() => navigator.clipboard.readText()")
-        assert copied == snippet.input_value() and "F.col('ts')" in copied and "'device_id'" in copied
+        assert copied == snippet.input_value() and "EVENT_TIME = ('ts', 'iso'" in copied and "KEY = 'device_id'" in copied
         # Spark's own query on the export: the spark preset, a micro-batch per minute of arrivals; the badge
         # holds it against the preview, and the preview's watermark stays dotted beside Spark's
         dropdown("preset").select_option("spark")

@@ -80,3 +80,27 @@ def test_the_walls_see_the_imports_they_judge(tmp_path):
     planted.write_text("def f():\n    from plotly import graph_objects\n")
     assert [(line, module) for line, module, _ in imports(planted)] == [(2, "plotly")]
     assert within("explorer.spark.native", SPARK) and not within("explorer.sparkle", SPARK)
+
+
+MAX_LINES = 400
+
+
+def too_long(paths) -> list[str]:
+    """Modules over MAX_LINES whose docstring does not say why they must be ("longer than 400 lines because")."""
+    out = []
+    for path in paths:
+        text = path.read_text()
+        lines = text.count("\n")
+        if lines > MAX_LINES and "longer than 400 lines because" not in (ast.get_docstring(ast.parse(text)) or "").lower():
+            out.append(f"{path.name}: {lines} lines")
+    return out
+
+
+def test_no_module_is_over_400_lines_unless_its_docstring_says_why(tmp_path):
+    """A module that grows past 400 lines is doing more than one job: split it, or say why not."""
+    assert too_long(sorted(PACKAGE.rglob("*.py"))) == []
+    grown = tmp_path / "grown.py"
+    grown.write_text('"""One job."""\n' + "x = 1\n" * 401)
+    assert too_long([grown]) == ["grown.py: 402 lines"]
+    grown.write_text('"""Longer than 400 lines because it is one table."""\n' + "x = 1\n" * 401)
+    assert too_long([grown]) == []

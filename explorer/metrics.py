@@ -14,7 +14,7 @@ from explorer.config import RunConfig, apply_delay
 from explorer.core import Metrics, run_metrics
 from explorer.errors import InputError
 from explorer.streams import Stream
-from explorer.timeutil import MICROS
+from explorer.timeutil import MICROS, exact_seconds
 
 
 @dataclass
@@ -33,6 +33,36 @@ class CurveRow:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def in_micros(self) -> dict[str, Any]:
+        """The row with each column named by its unit, every duration in µs: ``delay_us`` (an integer),
+        ``avg_emit_latency_us`` … (a mean may have a fraction of a µs: kept to the ns)."""
+        return {"delay_us": round(self.delay * MICROS["s"]), "completeness": self.completeness,
+                "dropped": self.dropped, "side_output": self.side_output, "late_updated": self.late_updated,
+                **{f"{name}_us": _us(getattr(self, name))
+                   for name in ("avg_emit_latency", "p95_latency", "processing_latency")}}
+
+
+def _us(seconds: float | None) -> float | int | None:
+    return None if seconds is None else _plain(round(seconds * MICROS["s"], 3))
+
+
+CURVE_POINTS = 21
+
+
+def default_delays(stream: Stream, config: RunConfig, points: int = CURVE_POINTS) -> list[int]:
+    """The delays ``curve`` sweeps when none are given (µs): ``points`` from 0 to the p99.9 of arrival − event
+    time, rounded up to two significant digits so that the steps are round (0, 1.2 s, 2.4 s … 24 s for a
+    p99.9 of 23.46 s). A stream without arrival lateness sweeps 0 to its window's size (or gap)."""
+    ev = stream.events
+    late = (ev["arrival_time"] - ev["event_time"]).to_numpy(dtype=np.int64) if len(ev) else np.zeros(1, np.int64)
+    top = int(np.ceil(np.percentile(late, 99.9)))
+    if top <= 0:
+        top = max(config.window.size, config.window.gap, MICROS["s"])
+    scale = 10 ** max(len(str(top)) - 2, 0)
+    top = -(-top // scale) * scale  # up to two significant digits
+    step = -(-top // (points - 1))
+    return [i * step for i in range(points)]
 
 
 def curve_row(delay: int, m: Metrics) -> CurveRow:
@@ -76,11 +106,14 @@ def curve(stream: Stream, config: RunConfig, delays: Iterable[int], workers: int
 
 
 def format_curve_table(rows: list[CurveRow]) -> str:
-    lines = [f"{'delay':>7} | {'completeness':>12} | {'dropped':>8} | {'avg emit latency':>16} | "
-             f"{'p95 latency':>11} | {'processing latency':>18}", "-" * 90]
+    """The curve as 003's Output 9.4.1 prints it: delays exact, in seconds; latencies in seconds to the
+    nearest hundredth (the header says so)."""
+    lines = [f"{'delay (s)':>9} | {'completeness':>12} | {'dropped':>8} | {'avg emit latency':>16} | "
+             f"{'p95 latency':>11} | {'processing latency':>18}   (latencies in s, to the nearest 0.01)"]
+    lines.append("-" * len(lines[0]))
     for r in rows:
-        lines.append(f"{r.delay:>7g} | {r.completeness:>11.2%} | {r.dropped:>8} | {_fmt(r.avg_emit_latency):>16} | "
-                     f"{_fmt(r.p95_latency):>11} | {_fmt(r.processing_latency):>18}")
+        lines.append(f"{exact_seconds(round(r.delay * MICROS['s'])):>9} | {r.completeness:>11.2%} | {r.dropped:>8} | "
+                     f"{_fmt(r.avg_emit_latency):>16} | {_fmt(r.p95_latency):>11} | {_fmt(r.processing_latency):>18}")
     return "\n".join(lines)
 
 

@@ -9,6 +9,8 @@ import pytest
 
 from explorer.cli import main
 
+S = 1_000_000
+
 
 def cli_json(capsys, *args):
     assert main(list(args)) == 0
@@ -21,9 +23,10 @@ def test_run_json_has_the_contract_fields(capsys):
     first = out["windows"][0]
     assert set(first) >= {"key", "start", "end", "count", "ids", "emit_batch", "emit_time", "watermark",
                           "effective_watermark", "reason", "revision"}
-    assert first["ids"] == ["e1", "e2", "e6"] and first["emit_batch"] == 2 and first["watermark"] == 12
+    assert first["ids"] == ["e1", "e2", "e6"] and first["emit_batch"] == 2 and first["watermark"] == 12 * S
     assert {e["id"]: e["status"] for e in out["events"]}["e3"] == "side_output"
-    assert [(w["batch"], w["watermark"]) for w in out["watermarks"]] == [(1, 5), (2, 12), (3, 12), (4, 25)]
+    assert [(w["batch"], w["watermark"] // S) for w in out["watermarks"]] == [(1, 5), (2, 12), (3, 12), (4, 25)]
+    assert "from the stream's zero" in out["units"]["times"] and "start_iso" not in first
     m = out["metrics"]
     assert m["on_time"] + m["late_updated"] + m["side_output"] + m["dropped"] == m["events"] == 6
 
@@ -72,7 +75,7 @@ emitter:
     out = cli_json(capsys, "run", "--synthetic", "voltsp", "--scenario", "4", "--config",
                    str(tmp_path / "pipeline.yaml"), "--format", "json")
     assert [w["reason"] for w in out["windows"]] == ["IDLE_TIMEOUT", "IDLE_TIMEOUT"]
-    assert out["windows"][0]["emit_time"] == 360
+    assert out["windows"][0]["emit_time"] == 360 * S
 
 
 def test_yaml_errors_are_one_line(tmp_path):
@@ -103,7 +106,7 @@ def test_out_dir_and_generate_roundtrip(tmp_path, capsys):
     assert (quiet["reason"] == "IDLE_TIMEOUT").any()
     events = pd.read_csv(tmp_path / "res" / "events.csv")
     assert len(events) == len(pd.read_parquet(target))
-    assert json.loads((tmp_path / "res" / "metrics.json").read_text())["events"] == len(events)
+    assert json.loads((tmp_path / "res" / "metrics.json").read_text())["metrics"]["events"] == len(events)
 
 
 def test_windows_csv_written_in_slices_is_the_whole_table(tmp_path, capsys, monkeypatch):
@@ -123,12 +126,12 @@ def test_windows_csv_written_in_slices_is_the_whole_table(tmp_path, capsys, monk
 def test_curve_formats(capsys):
     rows = cli_json(capsys, "curve", "--synthetic", "textbook", "--events", "1000", "--preset", "textbook",
                     "--delays", "0,5s", "--format", "json")
-    assert [r["delay"] for r in rows] == [0, 5]
-    assert set(rows[0]) == {"delay", "completeness", "dropped", "side_output", "late_updated", "avg_emit_latency",
-                            "p95_latency", "processing_latency"}
+    assert [r["delay_us"] for r in rows] == [0, 5 * S]
+    assert set(rows[0]) == {"delay_us", "completeness", "dropped", "side_output", "late_updated", "avg_emit_latency_us",
+                            "p95_latency_us", "processing_latency_us"}
     assert 0 < rows[0]["completeness"] < rows[1]["completeness"] <= 1
     assert main(["curve", "--synthetic", "textbook", "--events", "500", "--delays", "1", "--format", "csv"]) == 0
-    assert capsys.readouterr().out.startswith("delay,completeness,dropped")
+    assert capsys.readouterr().out.startswith("delay_us,completeness,dropped")
 
 
 def test_voltsp_yaml_round_trip(tmp_path):

@@ -9,6 +9,7 @@ printed for a person to read) and ``spark_runs`` (the Spark engines, with progre
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import tempfile
@@ -21,19 +22,21 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from explorer.cli.parser import COLUMN_OPTIONS, generator_kwargs, build_config, build_parser, load_source
+from explorer.cli.parser import (COLUMN_OPTIONS, build_config, build_parser, generator_kwargs, load_source,
+                                 parse_target)
 from explorer.cli.spark_runs import divert_spark_output, run_on_spark, run_on_spark_native
 from explorer.cli.text import print_comparison, print_frontier, print_run_table, print_tuning, print_validation
 from explorer.compare import compare, side_config
-from explorer.config import BatchSpec, WindowSpec
+from explorer.config import TIME_FIELDS, BatchSpec, RunConfig, WindowSpec
 from explorer.core import Result, run
+from explorer.core.result import json_units
 from explorer.errors import EXIT_STATUS, ExplorerError, InputError, Interrupted, exit_status
 from explorer.export import ExportSource, export
-from explorer.metrics import curve, format_curve_table, frontier, tune
+from explorer.metrics import curve, default_delays, format_curve_table, frontier, tune
 from explorer.spark.output import user_stderr
 from explorer.streams import GENERATORS, Stream, generate
 from explorer.streams.generators import make_frame
-from explorer.timeutil import MICROS, parse_duration
+from explorer.timeutil import MICROS, exact_duration, parse_duration
 
 __all__ = ["COLUMN_OPTIONS", "COMMANDS", "build_config", "build_parser", "load_source", "main"]
 
@@ -48,7 +51,7 @@ def cmd_run(args: argparse.Namespace) -> None:
     result = runners[args.engine]()
     if args.out:
         with _writing(Path(args.out)):
-            _write_out(result, Path(args.out))
+            _write_out(result, Path(args.out), stream, args.events)
     elif args.format == "json":
         result.write_json(sys.stdout)
     else:
@@ -58,12 +61,17 @@ def cmd_run(args: argparse.Namespace) -> None:
 def cmd_curve(args: argparse.Namespace) -> None:
     config, column = build_config(args)
     stream = load_source(args, column)
-    try:
-        delays = [parse_duration(d) for d in args.delays.split(",") if d.strip()]
-    except InputError as exc:
-        raise InputError(f"--delays: {exc}") from None
-    if not delays:
-        raise InputError("--delays needs at least one value")
+    if args.delays is None:
+        delays = default_delays(stream, config)
+    else:
+        try:
+            delays = [parse_duration(d) for d in args.delays.split(",") if d.strip()]
+        except InputError as exc:
+            raise InputError(f"--delays: {exc}") from None
+        if not delays:
+            raise InputError("--delays needs at least one value")
+        if min(delays) < 0:
+            raise InputError(f"--delays: a delay is ≥ 0, not {exact_duration(min(delays))}")
     if args.engine == "spark":
         from explorer.spark import spark_session
         from explorer.spark.sweep import curve_on_spark
@@ -74,9 +82,9 @@ def cmd_curve(args: argparse.Namespace) -> None:
     else:
         rows = curve(stream, config, delays)
     if args.format == "json":
-        print(json.dumps([row.to_dict() for row in rows]))
+        print(json.dumps([row.in_micros() for row in rows]))
     elif args.format == "csv":
-        print(pd.DataFrame([row.to_dict() for row in rows]).to_csv(index=False), end="")
+        print(pd.DataFrame([row.in_micros() for row in rows]).to_csv(index=False), end="")
     else:
         print(format_curve_table(rows))
 
@@ -97,17 +105,12 @@ def cmd_spark_log(args: argparse.Namespace) -> None:
     args.preset = "spark"
     config, column = build_config(args)
     stream = load_source(args, column)
-    print(format_explanation(explain_job(progress, stream, config, _target(args.target)), stream.absolute))
-
-
-def _target(value: float) -> float:
-    """A completeness target as a fraction: 0.99 and 99 (per cent) alike."""
-    return value / 100 if value > 1 else value
+    print(format_explanation(explain_job(progress, stream, config, parse_target(args.target)), stream.absolute))
 
 
 def cmd_tune(args: argparse.Namespace) -> None:
     config, column = build_config(args)
-    target = _target(args.target)
+    target = parse_target(args.target)
     if args.second:
         print_frontier(frontier(load_source(args, column), config, target, args.second), args)
         return
@@ -192,13 +195,56 @@ def _check_out_dir(out: Path, force: bool) -> None:
         raise InputError(f"--out {out}: cannot create this directory ({exc.strerror})") from None
 
 
-def _write_out(result: Result, out: Path) -> None:
+def _write_out(result: Result, out: Path, stream: Stream, file: str | None) -> None:
+    """The run's tables as CSV (times in integer µs, events named by their ids in every file) and metrics.json:
+    the metrics with the whole configuration and the input they are for."""
     result.events.to_csv(out / "events.csv", index=False)
-    result.assignments.to_csv(out / "assignments.csv", index=False)
+    assignments = result.assignments.copy()  # the Result names an event by its row; the file by its id, as events.csv
+    assignments["event"] = result.events["id"].to_numpy()[assignments["event"].to_numpy(dtype=np.int64)]
+    assignments.to_csv(out / "assignments.csv", index=False)
     _write_windows(result.windows, out / "windows.csv")
     result.watermarks.to_csv(out / "watermarks.csv", index=False)
-    (out / "metrics.json").write_text(json.dumps(result.metrics.to_dict(), indent=2))
+    document = {"units": {**json_units(result.absolute), "csv files": "times and durations in integer µs, as "
+                          "'times' and 'durations' say; events named by their id"},
+                "input": input_fingerprint(stream, file), "config": full_config(result.config),
+                "engine": result.engine, "metrics": result.metrics.to_dict()}
+    (out / "metrics.json").write_text(json.dumps(document, indent=2, ensure_ascii=False))
     print(f"wrote {out}/events.csv, assignments.csv, windows.csv, watermarks.csv, metrics.json (times in µs)")
+
+
+def full_config(config: RunConfig) -> dict[str, object]:
+    """Every setting of a run, each duration as integer µs (``delay_us``) and as the CLI writes it (``delay``)."""
+    window = config.window
+    out: dict[str, object] = {
+        "preset": config.preset, "window": str(window), "window_kind": window.kind.value,
+        **({"window_gap_us": window.gap} if window.kind.value == "session" else
+           {"window_size_us": window.size, "window_slide_us": window.slide}),
+        "batches": str(config.batches) if config.batches else "default (the file's batch column if it has one, "
+                                                               "else one batch per event)",
+    }
+    if config.batches is not None and config.batches.interval:
+        out["batches_interval_us"] = config.batches.interval
+    for field in TIME_FIELDS:
+        value = getattr(config.time, field.name)
+        out[field.name] = value if field.values is bool else field.to_text(value)
+        if field.values is None:  # a duration: its µs too (None: off)
+            out[f"{field.name}_us"] = value
+    return out
+
+
+def input_fingerprint(stream: Stream, file: str | None) -> dict[str, object]:
+    """Which input the numbers are for: the file, its rows, and a sha256 of the events' ids and times as the
+    run read them (so the same events in ISO or in epoch ms hash alike)."""
+    ev = stream.events
+    digest = hashlib.sha256()
+    for column in ("event_time", "arrival_time"):
+        digest.update(ev[column].to_numpy(dtype=np.int64).astype("<i8").tobytes())
+    ids = [str(v) for v in ev["id"].tolist()]
+    digest.update(np.array([len(v) for v in ids], dtype="<i8").tobytes())  # lengths: no two id lists collide
+    digest.update("".join(ids).encode())
+    return {"file": file, "name": stream.name, "rows": len(ev), "sha256": digest.hexdigest(),
+            "sha256_of": "event_time and arrival_time as int64 µs (little-endian), then each id's length (int64) "
+                         "and the ids in UTF-8, in arrival order"}
 
 
 IDS_PER_WRITE = 1_000_000

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+from decimal import Decimal, InvalidOperation
 from dataclasses import replace
 from typing import Any, NoReturn
 
@@ -17,13 +18,14 @@ from explorer.config import (PRESETS, TIME_FIELDS, BatchSpec, RunConfig, WindowS
                              preset)
 from explorer.errors import InputError
 from explorer.export import TARGETS as EXPORT_TARGETS
-from explorer.metrics import SECOND_KNOBS
+from explorer.metrics import CURVE_POINTS, SECOND_KNOBS
 from explorer.streams import GENERATORS, Stream, generate, load_events
 from explorer.streams.loading import MissingColumns, parse_time_units
 from explorer.streams.stream import COLUMNS
 from explorer.timeutil import parse_duration
 
 DESCRIPTION = "``python -m explorer``: run, curve, validate, generate. Bad input exits 2 with one line, never a traceback."
+TARGET_FORMS = "99%, 99 or 0.99 alike (a number above 1 is per cent)"
 COLUMN_OPTIONS = COLUMNS  # a --NAME-col option per column of a Stream's events
 
 
@@ -117,8 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
     p_curve = sub.add_parser("curve", help="completeness and latency over a sweep of delays")
     _add_source(p_curve, required_file=False)
     _add_config(p_curve)
-    p_curve.add_argument("--delays", required=True, help="comma-separated, e.g. 0,2,5,10,20,40")
-    p_curve.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    p_curve.add_argument("--delays", help="comma-separated durations, e.g. 0,2,5,10,20,40 or 0,30s,1m30s (default: "
+                                           f"{CURVE_POINTS} from 0 to the p99.9 of arrival − event time, rounded up)")
+    p_curve.add_argument("--format", choices=["table", "csv", "json"], default="table",
+                         help="table (delays and latencies in seconds), or csv and json (columns named by their "
+                              "unit: delay_us, avg_emit_latency_us …)")
     _add_engine(p_curve, streaming=False)
 
     p_log = sub.add_parser("spark-log", help="explain a Structured Streaming job from its progress log; with its "
@@ -126,12 +131,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_log.add_argument("log", help="JSON lines of StreamingQueryProgress (query.lastProgress), or Spark's event log")
     _add_source(p_log, required_file=False)
     _add_config(p_log)
-    p_log.add_argument("--target", type=float, default=0.99, help="completeness the suggested delay reaches (0.99)")
+    p_log.add_argument("--target", default="99%",
+                       help=f"completeness the suggested delay reaches (99%%): {TARGET_FORMS.replace('%', '%%')}")
 
     p_tune = sub.add_parser("tune", help="the smallest delay that reaches a completeness target (exact, not on a grid)")
     _add_source(p_tune, required_file=False)
     _add_config(p_tune)
-    p_tune.add_argument("--target", type=float, required=True, help="completeness to reach, e.g. 0.99 (or 99%%)")
+    p_tune.add_argument("--target", required=True, help=f"completeness to reach: {TARGET_FORMS.replace('%', '%%')}")
     p_tune.add_argument("--with", dest="second", choices=list(SECOND_KNOBS),
                         help="also a second knob: for values of it from 0 to the delay alone needs, the smallest "
                              "delay beside it and the first emissions' latency (the frontier of the two)")
@@ -170,6 +176,23 @@ def build_parser() -> argparse.ArgumentParser:
     p_gen.add_argument("--force", action="store_true", help="overwrite FILE if it exists")
     _add_generator_options(p_gen)
     return parser
+
+
+def parse_target(text: str) -> float:
+    """A completeness target as a fraction: ``99%``, ``99`` (a number above 1 and up to 100 is per cent) and
+    ``0.99`` alike. Anything else (0, above 100 %, NaN, not a number) is one line."""
+    raw = str(text).strip()
+    percent = raw.endswith("%")
+    try:
+        value = Decimal(raw.removesuffix("%").strip())
+    except InvalidOperation:
+        value = Decimal("NaN")
+    if value.is_finite() and not percent and 1 < value <= 100:
+        percent = True
+    fraction = value / 100 if percent else value
+    if not value.is_finite() or not 0 < fraction <= 1:
+        raise InputError(f"--target {raw[:40]!r}: give a completeness in (0, 100 %]: {TARGET_FORMS}")
+    return float(fraction)
 
 
 def generator_kwargs(args: argparse.Namespace, name: str) -> dict[str, Any]:

@@ -15,12 +15,32 @@ from typing import Any
 import numpy as np
 
 from explorer.compare import Comparison
-from explorer.config import PRESETS, BatchSpec, RunConfig, Strategy, what_if
+from explorer.config import BatchSpec, RunConfig, Strategy, what_if
 from explorer.core import Result
 from explorer.core.result import Reason
 from explorer.metrics import FrontierPoint, Tuning, best_point
 from explorer.streams import Stream
-from explorer.timeutil import MICROS, exact_seconds, format_instant, human_duration
+from explorer.timeutil import (MICROS, exact_duration, exact_seconds, format_instant,
+                               human_duration_marked, rounded_human)
+
+# What ``--delay`` sets, in each engine's own words (tune names it so). Kept here, not on the Preset: wording.
+DELAY_WORDS: dict[str, str] = {
+    "voltsp": "delayWindowClose",
+    "textbook": "L (the bound)",
+    "spark": "withWatermark delay (delayThreshold)",
+    "flink": "forBoundedOutOfOrderness (L)",
+    "beam": "max delay (bound)",
+    "kafka-streams": "grace",
+    "bytewax": "wait_for_system_duration",
+    "storm": "lag",
+}
+NEGATIVE_LATENCY = ("negative: emitted before the window's end, as emitting on update forwards each record's "
+                    "update at once")
+
+
+def delay_word(preset_name: str) -> str:
+    """What ``--delay`` is called by ``preset_name``'s engine (``delay`` for a preset not listed)."""
+    return DELAY_WORDS.get(preset_name, "delay")
 
 
 def print_run_table(result: Result, stream: Stream) -> None:
@@ -49,9 +69,11 @@ def print_run_table(result: Result, stream: Stream) -> None:
           f"still open at end {m.end_of_stream}, most windows open {m.max_open_windows}")
     if m.latency_event.mean is not None:
         processing = m.latency_processing.mean
-        lat = {name: human_duration(getattr(m.latency_event, name) * MICROS["s"]) for name in ("mean", "p50", "p95", "max")}
+        lat = {name: human_duration_marked(_micros(getattr(m.latency_event, name))) for name in ("mean", "p50", "p95", "max")}
         print(f"  emit latency (event time) mean {lat['mean']}, p50 {lat['p50']}, p95 {lat['p95']}, max {lat['max']}; "
-              f"(processing time) mean {human_duration(None if processing is None else processing * MICROS['s'])}")
+              f"(processing time) mean {human_duration_marked(_micros(processing))}")
+        if min(v for v in (m.latency_event.mean, m.latency_event.p50, m.latency_event.max) if v is not None) < 0:
+            print(f"  (a {NEGATIVE_LATENCY})")
     shown = result.windows.head(20)
     if len(shown):
         width = 23 if result.absolute else 10
@@ -69,20 +91,33 @@ def print_run_table(result: Result, stream: Stream) -> None:
 
 
 def print_tuning(found: Tuning, config: RunConfig, target: float) -> None:
-    """``tune``'s answer in words: the smallest delay (or why none), its completeness and latency."""
+    """``tune``'s answer in words: the smallest delay (or why none), exact so that pasted back it reaches the
+    target, in the engine's own word for the knob; its completeness and latency."""
     m = found.metrics
-    knob = "L (the bound)" if PRESETS.get(config.preset) and PRESETS[config.preset].delay_field == "bound" else "delay"
     if not found.reached:
-        print(f"no delay reaches {target:.2%}: at {human_duration(found.delay)} completeness is "
+        print(f"no delay reaches {target:.2%}: at --delay {exact_duration(found.delay)} completeness is "
               f"{found.completeness:.4%}, and more delay does not help (an idle timeout or the late policy decides)")
         return
-    print(f"smallest {knob} reaching {target:.2%}: {exact_seconds(found.delay)} s ({human_duration(found.delay)})")
+    exact = exact_duration(found.delay)
+    human, way = rounded_human(found.delay, up=True)
+    spelled = "" if exact == f"{exact_seconds(found.delay)}s" else f" = {exact}"
+    about = "" if way is None and human.replace(" ", "") == exact else f" ({human}{', rounded up' if way else ''})"
+    print(f"smallest delay reaching {target:.2%}: {exact_seconds(found.delay)} s{spelled}{about}")
+    print(f"  as {config.preset}'s {delay_word(config.preset)}: --delay {exact} reaches it")
     below = "" if found.below is None else f"; 1 µs less gives {found.below:.4%}"
     print(f"  completeness {found.completeness:.4%}{below}")
-    mean = m.latency_event.mean
-    print(f"  emit latency mean {human_duration(mean * MICROS['s'] if mean is not None else None)}, "
-          f"p95 {human_duration(m.latency_event.p95 * MICROS['s'] if m.latency_event.p95 is not None else None)}; "
+    mean, p95 = m.latency_event.mean, m.latency_event.p95
+    negative = any(v is not None and v < 0 for v in (mean, p95))
+    print(f"  emit latency mean {human_duration_marked(None if mean is None else mean * MICROS['s'])}, "
+          f"p95 {human_duration_marked(None if p95 is None else p95 * MICROS['s'])}"
+          f"{f' ({NEGATIVE_LATENCY})' if negative else ''}; "
           f"refused {m.dropped + m.side_output} of {m.events} events ({found.evaluations} evaluations)")
+
+
+def _micros(seconds: float | None) -> float | None:
+    """A latency in seconds (as Metrics keep them) back in µs, to the ns: 1.1 s is 1,100,000 µs, not
+    1,100,000.0000000002, which would print as rounded."""
+    return None if seconds is None else round(seconds * MICROS["s"], 3)
 
 
 def print_frontier(points: list[FrontierPoint], args: argparse.Namespace) -> None:
@@ -91,15 +126,15 @@ def print_frontier(points: list[FrontierPoint], args: argparse.Namespace) -> Non
         print(json.dumps([{args.second: p.second / MICROS["s"], "best": p is best, **p.tuning.to_dict()}
                           for p in points]))
         return
-    print(f"{args.second:>18} | {'smallest delay':>16} | {'completeness':>12} | {'first-emission latency':>22} | revisions")
-    print("-" * 90)
+    print(f"{args.second:>18} | {'smallest delay':>16} | {'completeness':>12} | {'first-emission latency':>28} | revisions")
+    print("-" * 96)
     for p in points:
         m = p.tuning.metrics
-        delay = human_duration(p.tuning.delay) if p.tuning.reached else "not reached"
-        latency = human_duration(round(p.latency * MICROS["s"])) if p.tuning.reached and p.latency is not None else "-"
+        delay = exact_duration(p.tuning.delay) if p.tuning.reached else "not reached"
+        latency = human_duration_marked(p.latency * MICROS["s"]) if p.tuning.reached and p.latency is not None else "-"
         mark = "  ← lowest latency" if p is best else ""
-        print(f"{human_duration(p.second) if p.second else 'off':>18} | {delay:>16} | {p.tuning.completeness:>11.2%} "
-              f"| {latency:>22} | {m.updates:>9}{mark}")
+        print(f"{exact_duration(p.second) if p.second else 'off':>18} | {delay:>16} | {p.tuning.completeness:>11.2%} "
+              f"| {latency:>28} | {m.updates:>9}{mark}")
 
 
 def print_comparison(comparison: Comparison, labels: list[str], json_format: bool, limit: int) -> None:
@@ -115,9 +150,9 @@ def print_comparison(comparison: Comparison, labels: list[str], json_format: boo
     print(f"{'preset':<{width}}  completeness  on time  late-upd  side-out  dropped  windows  updates  latency p50")
     for label, r in comparison.results.items():
         m = r.metrics
-        p50 = human_duration(None if m.latency_event.p50 is None else m.latency_event.p50 * MICROS["s"])
+        p50 = human_duration_marked(_micros(m.latency_event.p50))
         print(f"{label:<{width}}  {m.completeness:>11.2%}  {m.on_time:>7}  {m.late_updated:>8}  {m.side_output:>8}  "
-              f"{m.dropped:>7}  {m.windows_emitted:>7}  {m.updates:>7}  {p50:>11}")
+              f"{m.dropped:>7}  {m.windows_emitted:>7}  {m.updates:>7}  {p50}")
     print(f"\n{len(comparison.disagreements):,} disagreement(s) of {len(groups)} kind(s)")
     absolute = comparison.results[labels[0]].absolute
 
@@ -144,8 +179,9 @@ def print_validation(stream: Stream, name: str) -> None:
     print(f"  event time {first} … {last}{' (UTC)' if stream.absolute else ''}")
     if stream.has_arrival:
         delay = (ev["arrival_time"] - ev["event_time"]).to_numpy()
-        p50, p95 = (human_duration(float(np.percentile(delay, q))) for q in (50, 95))
-        print(f"  delay (arrival − event) p50 {p50}, p95 {p95}, max {human_duration(float(delay.max()))}")
+        p50, p95 = (human_duration_marked(float(np.percentile(delay, q))) for q in (50, 95))
+        print(f"  delay (arrival − event) p50 {p50}, p95 {p95}, max {human_duration_marked(int(delay.max()))}"
+              f"{' (negative: arrival before event time, the clocks disagree)' if delay.min() < 0 else ''}")
     else:
         print("  no arrival_time column: file order is arrival order")
     print(f"  batch column: {'yes' if stream.has_batch else 'no'}")

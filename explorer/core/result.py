@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from explorer.config import RunConfig, describe
-from explorer.timeutil import MICROS
+from explorer.timeutil import MICROS, iso_instant
 
 
 class Status(str, Enum):
@@ -159,7 +159,9 @@ class Result:
                 sorted(zip(refused["start"].tolist(), refused["end"].tolist())))
 
     def to_json(self) -> dict[str, Any]:
-        """The CLI's ``--format json``: times in the stream's unit, ``None`` for no watermark."""
+        """The CLI's ``--format json``, the same for every input form of the same events: every time and
+        duration an integer number of µs (``units`` says from when), absolute times also as ISO-8601 UTC
+        (``start_iso`` …), ``None`` for no watermark."""
         return {name: list(value) if isinstance(value, Iterator) else value for name, value in self._json_parts()}
 
     def write_json(self, out: TextIO) -> None:
@@ -179,36 +181,57 @@ class Result:
 
     def _json_parts(self) -> Iterator[tuple[str, Any]]:
         """The JSON document's members in order; the long ones as iterators of records."""
-        unit = self.time_unit
         took = self.assignments[self.assignments["admitted"]].sort_values(["event", "start", "end"])
         spans: dict[int, list[tuple[int, int]]] = {}
         for row, start, end in zip(took["event"].tolist(), took["start"].tolist(), took["end"].tolist()):
             spans.setdefault(row, []).append((start, end))
+        absolute = self.absolute
+
+        def at(record: dict[str, Any], **instants: Any) -> dict[str, Any]:
+            """``record`` with each instant as µs, and for an absolute stream as ISO-8601 beside it."""
+            for name, micros in instants.items():
+                record[name] = _micros(micros)
+                if absolute:
+                    record[f"{name}_iso"] = iso_instant(record[name])
+            return record
+
         yield "stream", self.stream_name
         yield "engine", self.engine
+        yield "units", json_units(absolute)
         yield "config", describe(self.config)
         yield "windows", (
-            {
-                "key": w.key, "start": _num(w.start, unit), "end": _num(w.end, unit), "count": int(w.count),
-                "ids": list(w.ids), "emit_batch": int(w.emit_batch), "emit_time": _num(w.emit_time, unit),
-                "watermark": _num(w.watermark, unit), "effective_watermark": _num(w.effective_watermark, unit),
-                "reason": w.reason, "revision": int(w.revision),
-                "latency_event": _num(w.latency_event, unit), "latency_processing": _num(w.latency_processing, unit),
-            }
+            at({"key": w.key}, start=w.start, end=w.end) | {"count": int(w.count), "ids": list(w.ids),
+                                                            "emit_batch": int(w.emit_batch)}
+            | at({}, emit_time=w.emit_time, watermark=w.watermark, effective_watermark=w.effective_watermark)
+            | {"reason": w.reason, "revision": int(w.revision), "latency_event": _micros(w.latency_event),
+               "latency_processing": _micros(w.latency_processing)}
             for w in _rows(self.windows)
         )
         yield "events", (
             {"id": e.id, "key": e.key, "status": e.status, "batch": int(e.batch),
-             "windows": [[_num(s, unit), _num(t, unit)] for s, t in spans.get(row, [])],
-             "watermark": _num(e.watermark, unit)}
+             "windows": [[_micros(s), _micros(t)] for s, t in spans.get(row, [])]}
+            | ({"windows_iso": [[iso_instant(s), iso_instant(t)] for s, t in spans.get(row, [])]} if absolute else {})
+            | at({}, watermark=e.watermark)
             for row, e in enumerate(_rows(self.events[["id", "key", "status", "batch", "watermark"]]))
         )
         yield "watermarks", (
-            {"batch": int(r.batch), "time": _num(r.time, unit), "scope": r.scope,
-             "watermark": _num(r.watermark, unit), "effective": _num(r.effective, unit), "at": r.at}
+            at({"batch": int(r.batch)}, time=r.time) | {"scope": r.scope}
+            | at({}, watermark=r.watermark, effective=r.effective) | {"at": r.at}
             for r in _rows(self.watermarks)
         )
         yield "metrics", self.metrics.to_dict()
+
+
+def json_units(absolute: bool) -> dict[str, str]:
+    """What the JSON's numbers count, said in the document itself."""
+    return {
+        "times": ("integer µs since the Unix epoch (1970-01-01T00:00:00Z); each *_iso field is the same instant "
+                  "in ISO-8601, UTC") if absolute else
+                 "integer µs from the stream's zero (its times are not dates, so there are no *_iso fields)",
+        "durations": "integer µs: config's delay, bound, window and every other duration; windows' latency_event "
+                     "and latency_processing",
+        "metrics": "latency_event and latency_processing in seconds; completeness a fraction of 1",
+    }
 
 
 def _rows(table: pd.DataFrame) -> Iterator[Any]:
@@ -217,11 +240,10 @@ def _rows(table: pd.DataFrame) -> Iterator[Any]:
     return iter(table.itertuples(index=False))
 
 
-def _num(micros: Any, unit: str) -> float | None:
+def _micros(micros: Any) -> int | None:
     if micros is None or micros is pd.NA or (isinstance(micros, float) and np.isnan(micros)):
         return None
-    value = int(micros) / MICROS[unit]
-    return int(value) if value == int(value) else value
+    return int(micros)
 
 
 def differences(a: Result, b: Result) -> list[str]:

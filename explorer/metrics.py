@@ -14,7 +14,7 @@ from explorer.config import RunConfig, apply_delay
 from explorer.core import Metrics, run_metrics
 from explorer.errors import InputError
 from explorer.streams import Stream
-from explorer.timeutil import MICROS, exact_seconds
+from explorer.timeutil import MICROS, exact_duration, exact_seconds
 
 
 @dataclass
@@ -142,6 +142,7 @@ class Tuning:
     def to_dict(self) -> dict[str, Any]:
         m = self.metrics
         return {"target": self.target, "reached": self.reached, "delay": self.delay / MICROS["s"],
+                "delay_us": self.delay, "delay_exact": exact_duration(self.delay),
                 "completeness": self.completeness, "completeness_1us_less": self.below,
                 "avg_emit_latency": m.latency_event.mean, "p95_emit_latency": m.latency_event.p95,
                 "processing_latency": m.latency_processing.mean, "dropped": m.dropped + m.side_output,

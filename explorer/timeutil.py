@@ -199,14 +199,16 @@ def human_duration(micros: int | float | None) -> str:
 
 
 def format_instant(micros: int | float | None, absolute: bool) -> str:
-    """A point in time: a UTC date-time for wall-clock streams (``2026-11-20 09:00:05.250``), else seconds
-    from time 0 (``12.5 s``); ``none yet`` for no watermark."""
+    """A point in time, exactly: a UTC date-time for wall-clock streams (``2026-11-20 09:00:05.250``, to the µs
+    when it has them), else seconds from time 0 (``12.5 s``); ``none yet`` for no watermark."""
     if micros is None or micros != micros:
         return "none yet"
     if not absolute:
-        return f"{micros / MICROS['s']:g} s"
+        return f"{exact_seconds(round(micros))} s"
     stamp = datetime.fromtimestamp(int(micros) // 1_000_000, tz=timezone.utc).replace(microsecond=int(micros) % 1_000_000)
     text = stamp.strftime("%Y-%m-%d %H:%M:%S")
+    if stamp.microsecond % 1000:  # µs that are there are printed, never cut to ms
+        return text + f".{stamp.microsecond:06d}"
     return text + (f".{stamp.microsecond // 1000:03d}" if stamp.microsecond else "")
 
 

@@ -18,7 +18,7 @@ from explorer.cli.text import DELAY_WORDS
 from explorer.config import PRESETS, apply_delay
 from explorer.core import run_metrics
 from explorer.errors import InputError
-from explorer.metrics import CURVE_POINTS
+from explorer.metrics import CURVE_POINTS, tune
 from explorer.timeutil import (exact_duration, format_duration, human_duration, human_duration_marked, parse_duration,
                                rounded_human)
 
@@ -111,8 +111,11 @@ def test_tunes_printed_answer_pasted_back_reaches_the_target(name, capsys):
 
 def test_tune_says_rounded_up_where_the_human_form_is_not_exact(capsys):
     out = tune_lines(capsys, "--synthetic", "textbook", "--events", "5000", "--preset", "spark", "--target", "0.99")
-    assert out.splitlines()[0] == "smallest delay reaching 99.00%: 18.001 s (18.1 s, rounded up)"
-    assert "  as spark's withWatermark delay (delayThreshold): --delay 18.001s reaches it" in out
+    delay = tune(generate("textbook", events=5000), preset("spark"), 0.99).delay
+    human, way = rounded_human(delay, up=True)
+    assert delay % 1000 == 0 and delay % S  # Spark's whole ms, not whole seconds: the human form is rounded
+    assert out.splitlines()[0] == f"smallest delay reaching 99.00%: {delay / S:g} s ({human}, rounded {way})"
+    assert f"  as spark's withWatermark delay (delayThreshold): --delay {exact_duration(delay)} reaches it" in out
 
 
 def test_a_rounded_validate_says_which_way(tmp_path, capsys):
@@ -232,3 +235,27 @@ def test_curve_sweeps_by_default_and_names_its_units(capsys):
     assert rows[0]["delay_us"] == 0 and rows[-1]["delay_us"] >= p999 and len(rows) == CURVE_POINTS
     assert all(isinstance(r["delay_us"], int) for r in rows)
     assert rows[-1]["completeness"] >= rows[0]["completeness"]
+
+
+def test_tune_json_gives_the_delay_exactly(capsys):
+    assert main(["tune", "--synthetic", "textbook", "--events", "5000", "--preset", "spark", "--target", "99",
+                 "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["delay_us"] == tune(generate("textbook", events=5000), preset("spark"), 0.99).delay
+    assert parse_duration(out["delay_exact"]) == out["delay_us"]
+
+
+def test_printed_instants_are_exact():
+    from explorer.timeutil import format_instant, iso_instant
+
+    assert format_instant(1_795_165_205_250_000, True) == "2026-11-20 09:00:05.250"
+    assert format_instant(1_795_165_205_250_001, True) == "2026-11-20 09:00:05.250001"
+    assert format_instant(123_456_789_500_001, False) == "123456789.500001 s"
+    assert iso_instant(1_795_165_205_250_000) == "2026-11-20T09:00:05.25Z" and iso_instant(-1) == \
+        "1969-12-31T23:59:59.999999Z"
+
+
+def test_relative_run_table_names_its_unit(capsys):
+    assert main(["run", "--synthetic", "voltsp", "--scenario", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "start (s)" in out and "processing-time latency below 0" in out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -73,15 +74,22 @@ def print_run_table(result: Result, stream: Stream) -> None:
         print(f"  emit latency (event time) mean {lat['mean']}, p50 {lat['p50']}, p95 {lat['p95']}, max {lat['max']}; "
               f"(processing time) mean {human_duration_marked(_micros(processing))}")
         if min(v for v in (m.latency_event.mean, m.latency_event.p50, m.latency_event.max) if v is not None) < 0:
-            print(f"  (a {NEGATIVE_LATENCY})")
+            print(f"  (event-time latency {NEGATIVE_LATENCY})")
+        if processing is not None and processing < 0:
+            print("  (processing-time latency below 0: windows emitted at an arrival time before their end)")
     shown = result.windows.head(20)
     if len(shown):
         width = 23 if result.absolute else 10
 
         def at(micros: int) -> str:  # date-times for wall-clock streams, the stream's own unit otherwise
-            return format_instant(micros, True) if result.absolute else f"{micros / MICROS[unit]:g}"
+            if result.absolute:
+                return format_instant(micros, True)
+            text = f"{Decimal(int(micros)) / MICROS[unit]:f}"  # exact: 12.5, not 12.4999999
+            return text.rstrip("0").rstrip(".") if "." in text else text
 
-        print(f"  {'key':>8} {'start':>{width}} {'end':>{width}} {'count':>6} {'batch':>6} {'reason':>14} {'rev':>4}")
+        start, end = ("start", "end") if result.absolute else (f"start ({unit})", f"end ({unit})")
+        print(f"  {'key':>8} {start:>{width}} {end:>{width}} {'count':>6} {'batch':>6} {'reason':>14} {'rev':>4}"
+              f"{'   (UTC)' if result.absolute else ''}")
         w: Any  # a row: a namedtuple of the windows table's columns
         for w in shown.itertuples(index=False):
             print(f"  {w.key or '-':>8} {at(w.start):>{width}} {at(w.end):>{width}} {w.count:>6} "
@@ -123,7 +131,8 @@ def _micros(seconds: float | None) -> float | None:
 def print_frontier(points: list[FrontierPoint], args: argparse.Namespace) -> None:
     best = best_point(points)
     if args.format == "json":
-        print(json.dumps([{args.second: p.second / MICROS["s"], "best": p is best, **p.tuning.to_dict()}
+        print(json.dumps([{args.second: p.second / MICROS["s"], f"{args.second}_us": p.second, "best": p is best,
+                           **p.tuning.to_dict()}
                           for p in points]))
         return
     print(f"{args.second:>18} | {'smallest delay':>16} | {'completeness':>12} | {'first-emission latency':>28} | revisions")
@@ -152,7 +161,10 @@ def print_comparison(comparison: Comparison, labels: list[str], json_format: boo
         m = r.metrics
         p50 = human_duration_marked(_micros(m.latency_event.p50))
         print(f"{label:<{width}}  {m.completeness:>11.2%}  {m.on_time:>7}  {m.late_updated:>8}  {m.side_output:>8}  "
-              f"{m.dropped:>7}  {m.windows_emitted:>7}  {m.updates:>7}  {p50}")
+              f"{m.dropped:>7}  {m.windows_emitted:>7}  {m.updates:>7}  {p50:>11}")
+    if any(r.metrics.latency_event.p50 is not None and r.metrics.latency_event.p50 < 0
+           for r in comparison.results.values()):
+        print(f"(latency below 0: {NEGATIVE_LATENCY.removeprefix('negative: ')})")
     print(f"\n{len(comparison.disagreements):,} disagreement(s) of {len(groups)} kind(s)")
     absolute = comparison.results[labels[0]].absolute
 

@@ -185,6 +185,146 @@ def test_a_directory_blames_the_file_and_its_own_row(capsys, tmp_path):
     refused(capsys, ["validate", str(folder)], str(folder / "b.csv"), "ISO-8601", "a.csv holds")
 
 
+# --- the hostile corpus: once wrong numbers with exit 0, or a traceback ----------------------------------
+
+MAPPED = "id,event_time,arrival_time,key,partition\na,1,2,k0,p0\nb,2,3,k1,p1\nc,12,13,k0,p0\n"
+
+
+def test_a_mapped_column_shadows_the_files_own_and_one_column_takes_one_mapping(capsys, tmp_path):
+    """--key-col partition once gave keys "['k0' 'p0']"; two mappings onto one column read the other column; a
+    mapping onto a column named after another role raised AttributeError."""
+    from explorer import load_events
+
+    path = tmp_path / "mapped.csv"
+    path.write_text(MAPPED)
+    assert load_events(path, columns={"key": "partition"}).events["key"].tolist() == ["p0", "p1", "p0"]
+    by_arrival = load_events(path, columns={"event_time": "arrival_time"}).events
+    assert by_arrival["event_time"].tolist() == [2_000_000, 3_000_000, 13_000_000]
+    unique = tmp_path / "unique.csv"
+    unique.write_text("id,event_time,key\na,1,k0\nb,2,k1\n")
+    assert load_events(unique, columns={"id": "key"}).events["id"].tolist() == ["k0", "k1"]
+    refused(capsys, ["run", str(path), "--event-time-col", "arrival_time", "--arrival-time-col", "arrival_time"],
+            str(path), "'arrival_time' is mapped to both event_time and arrival_time")
+    refused(capsys, ["run", str(path), "--id-col", "key"], str(path), "column 'id'", "duplicate id 'k0' in rows 1, 3")
+    for option in (["--event-time-col", "arrival_time"], ["--key-col", "partition"]):
+        assert main(["run", str(path), *option, "--format", "json"]) == 0
+    assert "'k0'" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name, content, words", [
+    ("trailing.csv", b"id,event_time,arrival_time\na,1,2,\nb,2,3,\nc,12,13,\n",
+     ["row 1 (line 2) has 4 fields; the header has 3"]),
+    ("late_nul.csv", b"id,event_time,key\n" + b"".join(b"e%d,%d,key\n" % (i, i) for i in range(8000)) + b"z,1,k\x00ey\n",
+     ["not a text file", "NUL byte", "line 8002"]),
+    ("batch_inf.csv", b"id,event_time,batch\na,1,1\nb,2,inf\n", ["column 'batch' row 2: 'inf' is not a whole number"]),
+    ("batch_big.csv", b"id,event_time,batch\na,1,1\nb,2,9223372036854775808\n", ["column 'batch' row 2", "64-bit"]),
+    ("offset_max.csv", b"id,event_time,partition,offset\na,1,0,18446744073709551615\n",
+     ["column 'offset' row 1", "64-bit integer range"]),
+    ("mixed_units.csv", ("id,event_time\n" + "".join(f"e{i},{1767225600000 + i * 1000}\n" for i in range(10))
+                         + "x,1767225611\ny,1767225612\n").encode(), ["column 'event_time' rows 1 and 11", "--time-unit"]),
+    ("far.csv.bz2", b"BZh9", ["unknown file type"]),
+])
+def test_the_hostile_corpus_is_refused_in_one_line(capsys, tmp_path, name, content, words):
+    path = tmp_path / name
+    path.write_bytes(content)
+    err = refused(capsys, ["validate", str(path)], str(path), *words)
+    assert "negative" not in err
+
+
+def test_offsets_past_2_to_the_53_are_distinct(capsys, tmp_path):
+    path = tmp_path / "offsets.csv"
+    path.write_text("id,event_time,partition,offset\na,1,0,9007199254740992\nb,2,0,9007199254740993\n")
+    assert main(["validate", str(path)]) == 0
+
+
+def test_a_device_is_not_called_empty(capsys, tmp_path):
+    link = tmp_path / "random.csv"
+    os.symlink("/dev/urandom", link)
+    err = refused(capsys, ["validate", str(link)], str(link), "not a regular file")
+    assert "empty" not in err
+
+
+@pytest.mark.parametrize("year", [20000, -1000])
+def test_parquet_timestamps_past_the_calendar_are_refused(capsys, tmp_path, year):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "far.parquet"
+    micros = (year - 1970) * 31_556_952 * 10**6
+    pq.write_table(pa.table({"event_time": pa.array([0, micros], pa.timestamp("us"))}), path)
+    refused(capsys, ["run", str(path)], str(path), "column 'event_time' row 2", "outside the years 1–9999")
+
+
+def test_gzip_parts_and_files_are_read(capsys, tmp_path):
+    """A .csv.gz part of a directory was skipped in silence: 50 of 100 events."""
+    import gzip
+
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    (folder / "a.csv").write_text("id,event_time\n" + "".join(f"a{i},{i}\n" for i in range(50)))
+    with gzip.open(folder / "b.csv.gz", "wt") as handle:
+        handle.write("id,event_time\n" + "".join(f"b{i},{i + 50}\n" for i in range(50)))
+    with gzip.open(tmp_path / "one.jsonl.gz", "wt") as handle:
+        handle.write("".join(json.dumps({"id": f"x{i}", "event_time": i}) + "\n" for i in range(7)))
+    assert main(["validate", str(folder)]) == 0
+    assert main(["validate", str(tmp_path / "one.jsonl.gz")]) == 0
+    out = capsys.readouterr().out
+    assert "OK, 100 events" in out and "OK, 7 events" in out
+    (folder / "c.csv.gz").write_bytes(b"not gzip at all")
+    refused(capsys, ["validate", str(folder)], str(folder / "c.csv.gz"), "cannot be read as gzip")
+    (folder / "c.csv.gz").unlink()
+    (folder / "d.csv.bz2").write_bytes(b"BZh9")
+    refused(capsys, ["validate", str(folder)], str(folder / "d.csv.bz2"), "decompress it")
+
+
+EPOCH_NS = "id,event_time\na,1767225600000000000\nb,1767225601000000500\nc,1767225611000001500\n"
+
+
+@pytest.mark.parametrize("argv", [["run", "FILE", "--format", "json"], ["run", "FILE", "--time-unit", "ns"],
+                                  ["run", "FILE", "--time-unit", "ns", "--format", "json"],
+                                  ["compare", "FILE", "--presets", "voltsp,flink", "--format", "json"],
+                                  ["compare", "FILE", "--presets", "voltsp,flink"], ["validate", "FILE"]])
+def test_epoch_nanoseconds_reach_every_output(capsys, tmp_path, argv):
+    """KeyError: 'ns' in the output step."""
+    path = tmp_path / "ns.csv"
+    path.write_text(EPOCH_NS)
+    assert main([str(path) if a == "FILE" else a for a in argv]) == 0
+    out = capsys.readouterr().out
+    if "json" in argv:
+        json.loads(out)
+
+
+def progress_line(**fields) -> str:
+    record = {"id": "q", "runId": "r", "name": "sales", "timestamp": "2026-11-24T09:00:00.000Z", "batchId": 0,
+              "numInputRows": 2, "durationMs": {"triggerExecution": 100},
+              "eventTime": {"watermark": "2026-11-24T09:00:00.000Z"}, "stateOperators": [],
+              "sources": [{"description": "KafkaV2", "startOffset": {"t": {"0": 0}}, "endOffset": {"t": {"0": 2}}}]}
+    text = json.dumps(record)
+    for old, new in fields.items():
+        text = text.replace(old, new)
+    return text + "\n"
+
+
+@pytest.mark.parametrize("swap, words", [
+    ({'"numInputRows": 2': '"numInputRows": 1e400'}, ["numInputRows inf"]),
+    ({'"triggerExecution": 100': '"triggerExecution": Infinity'}, ["durationMs.triggerExecution inf"]),
+    ({'"0": 2}': '"0": 1e400}'}, ["offset of t partition 0 inf"]),
+    ({'"0": 2}': '"0": 1e30}'}, ["offset of t partition 0 1e+30 is out of range"]),
+    ({'"batchId": 0': '"batchId": 1e30'}, ["batchId 1e+30 is out of range"]),
+    ({'"timestamp": "2026': '"timestamp": "0000'}, ["timestamp '0000-11-24T09:00:00.000Z'", "years 1–9999"]),
+    ({'"watermark": "2026': '"watermark": "10000'}, ["eventTime.watermark '10000-11-24", "years 1–9999"]),
+])
+@pytest.mark.parametrize("with_export", [False, True])
+def test_a_hostile_progress_log_is_one_line_naming_the_field_and_line(capsys, tmp_path, swap, words, with_export):
+    log = tmp_path / "progress.jsonl"
+    log.write_text(progress_line() + progress_line(**swap).replace('"batchId": 0,', '"batchId": 1,', 1)
+                   if "batchId" not in next(iter(swap)) else progress_line() + progress_line(**swap))
+    export = tmp_path / "export.csv"
+    export.write_text("id,event_time,arrival_time,partition,offset\na,2026-11-24T08:59:00Z,2026-11-24T08:59:00Z,0,0\n"
+                      "b,2026-11-24T08:59:01Z,2026-11-24T08:59:01Z,0,1\n")
+    refused(capsys, ["spark-log", str(log), *([str(export)] if with_export else [])], f"{log} line 2", *words)
+
+
 # --- fuzz: the contract over bytes and over mutations of valid files, options and YAML -------------------
 
 FUZZ = settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow],

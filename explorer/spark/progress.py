@@ -11,12 +11,14 @@ No Spark here: reading a log needs only this module.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 from explorer.errors import InputError
+from explorer.streams.times import END_INSTANT, FIRST_INSTANT
 
 PROGRESS_EVENT = "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent"
 EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -61,20 +63,22 @@ def parse_progress(record: dict[str, Any], where: str) -> BatchProgress:
     try:
         event_time = record.get("eventTime") or {}
         operators = record.get("stateOperators") or []
+        durations = record.get("durationMs") or {}
         return BatchProgress(
-            batch_id=_int(record["batchId"]),
-            started=_instant(record["timestamp"]),
-            input_rows=_int(record.get("numInputRows", 0)),
-            duration_ms=_int((record.get("durationMs") or {}).get("triggerExecution", 0)),
-            watermark=_instant(event_time["watermark"]) if "watermark" in event_time else None,
-            event_time_max=_instant(event_time["max"]) if "max" in event_time else None,
-            dropped=sum(_int(op.get("numRowsDroppedByWatermark", 0)) for op in operators),
-            state_rows=sum(_int(op.get("numRowsTotal", 0)) for op in operators),
+            batch_id=_int(record["batchId"], "batchId"),
+            started=_instant(record["timestamp"], "timestamp"),
+            input_rows=_int(record.get("numInputRows", 0), "numInputRows"),
+            duration_ms=_int(durations.get("triggerExecution", 0), "durationMs.triggerExecution"),
+            watermark=_instant(event_time["watermark"], "eventTime.watermark") if "watermark" in event_time else None,
+            event_time_max=_instant(event_time["max"], "eventTime.max") if "max" in event_time else None,
+            dropped=sum(_int(op.get("numRowsDroppedByWatermark", 0), "stateOperators[].numRowsDroppedByWatermark")
+                        for op in operators),
+            state_rows=sum(_int(op.get("numRowsTotal", 0), "stateOperators[].numRowsTotal") for op in operators),
             query=str(record.get("name") or record.get("id") or ""),
             run_id=str(record.get("runId") or ""),
             kafka=tuple(r for source in record.get("sources") or [] for r in _kafka_ranges(source)),
         )
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as error:
         detail = f"no {error.args[0]!r}" if isinstance(error, KeyError) else str(error)
         raise InputError(f"{where}: not a StreamingQueryProgress ({detail})") from None
 
@@ -143,21 +147,35 @@ def _offsets(value: Any) -> dict[tuple[str, int], int] | None:
         for partition, offset in partitions.items():
             if not str(partition).isdigit():
                 return None
-            found[(str(topic), int(partition))] = _int(offset)
+            found[(str(topic), int(partition))] = _int(offset, f"offset of {topic} partition {partition}")
     return found
 
 
-def _int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
-        raise ValueError(f"{value!r} is not a count")
+MAX_COUNT = 2**63 - 1  # counts, ids and offsets are Longs in Spark and Kafka
+
+
+def _int(value: Any, field: str) -> int:
+    """A count, id or offset: a whole, finite number from 0 to 2^63 − 1 (JSON's 1e400 and Infinity are not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{field} {value!r} is not a count")
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise ValueError(f"{field} {value!r} is not a whole finite count")
+    if not 0 <= value <= MAX_COUNT:
+        raise ValueError(f"{field} {value!r} is out of range (0 to 2^63 − 1)")
     return int(value)
 
 
-def _instant(text: Any) -> int:
-    """Spark's ISO-8601 instants ("2026-11-23T10:00:00.123Z", always UTC) → µs since the epoch."""
+def _instant(text: Any, field: str) -> int:
+    """Spark's ISO-8601 instants ("2026-11-23T10:00:00.123Z", always UTC, years 1–9999) → µs since the epoch."""
     if not isinstance(text, str):
-        raise ValueError(f"{text!r} is not a time")
-    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        raise ValueError(f"{field} {text!r} is not a time")
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{field} {text[:40]!r} is not an ISO-8601 time in the years 1–9999") from None
     if moment.tzinfo is None:
-        raise ValueError(f"{text!r} has no time zone")
-    return (moment - EPOCH) // timedelta(microseconds=1)
+        raise ValueError(f"{field} {text!r} has no time zone")
+    micros = (moment - EPOCH) // timedelta(microseconds=1)
+    if not FIRST_INSTANT <= micros < END_INSTANT:  # a zone can push 0001-01-01 or 9999-12-31 past the years
+        raise ValueError(f"{field} {text[:40]!r} is outside the years 1–9999 in UTC")
+    return micros

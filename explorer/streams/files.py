@@ -8,10 +8,13 @@ table's columns as events, and its messages name columns and rows.
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
+import stat as stat_module
+import zlib
 from pathlib import Path
-from typing import Sequence
+from typing import IO, Iterator, Sequence, cast
 
 import pandas as pd
 
@@ -22,13 +25,31 @@ MAX_FILE_BYTES = 2 * 1024**3
 
 
 SUFFIXES = {".csv": "csv", ".jsonl": "json", ".ndjson": "json", ".json": "json", ".parquet": "parquet", ".pq": "parquet"}
+COMPRESSED = (".bz2", ".xz", ".zst", ".zip", ".lz4", ".snappy", ".br")  # compressions read: gzip only
+CHUNK = 1024**2
+
+
+def file_format(path: Path) -> tuple[str | None, bool]:
+    """The file's format by its name (csv, json, parquet or None) and whether it is gzip-compressed
+    (``events.csv.gz``: text formats only)."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes[-1:] == [".gz"] and len(suffixes) >= 2:
+        fmt = SUFFIXES.get(suffixes[-2])
+        return (fmt, True) if fmt in ("csv", "json") else (None, True)
+    return SUFFIXES.get(path.suffix.lower()), False
 
 
 def expand_paths(path: str | Path | Sequence[str | Path]) -> list[Path]:
     if isinstance(path, (str, Path)):
         path = Path(path)
         if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.suffix.lower() in SUFFIXES)
+            found = sorted(p for p in path.iterdir() if file_format(p)[0] is not None)
+            unread = sorted(p for p in path.iterdir() if p.suffix.lower() in COMPRESSED + (".gz",)
+                            and file_format(p)[0] is None and len(p.suffixes) >= 2
+                            and p.suffixes[-2].lower() in SUFFIXES)
+            if unread:  # a part of the stream we cannot read is never skipped in silence
+                raise InputError(f"{unread[0]}: a compressed {unread[0].suffixes[-2]} part this reader cannot "
+                                 "open (only .csv.gz and .jsonl.gz are read); decompress it")
             if not found:
                 raise InputError(f"{path}: no .csv, .jsonl or .parquet files in this directory")
             return found
@@ -45,11 +66,14 @@ def read_checked(path: Path, max_bytes: int) -> pd.DataFrame:
         raise InputError(f"{path}: file not found") from None
     except OSError as exc:  # a symlink loop, a path through a file, no permission
         raise InputError(f"{path}: cannot be opened ({exc.strerror})") from None
-    fmt = SUFFIXES.get(path.suffix.lower())
+    fmt, gzipped = file_format(path)
     if fmt is None:
-        raise InputError(f"{path}: unknown file type {path.suffix!r}; use .csv, .jsonl or .parquet")
+        raise InputError(f"{path}: unknown file type {''.join(path.suffixes[-2:]) if gzipped else path.suffix!r}; "
+                         "use .csv, .jsonl or .parquet (or .csv.gz, .jsonl.gz)")
     if path.is_dir():
         raise InputError(f"{path}: is a directory inside the input; give its files or the directory itself")
+    if not stat_module.S_ISREG(stat.st_mode):  # a device (/dev/urandom), a pipe, a socket: no size, maybe no end
+        raise InputError(f"{path}: not a regular file (a device, pipe or socket); save the events to a file")
     size = stat.st_size
     if size == 0:
         raise InputError(f"{path}: the file is empty (no events)")
@@ -57,12 +81,12 @@ def read_checked(path: Path, max_bytes: int) -> pd.DataFrame:
         raise InputError(f"{path}: the file is {size / 1024**2:.0f} MiB, over the {max_bytes / 1024**2:.0f} MiB limit; "
                          "sample it, or use the Spark sweep for large traces")
     if fmt != "parquet":
-        _check_text(path, fmt)
+        size = _check_text(path, fmt, gzipped, max_bytes)
         check_load(path, size * BYTES_PER_TEXT_BYTE, text_bytes(size))
     else:
         rows = _parquet_rows(path)
         check_load(path, rows * BYTES_PER_LOADED_ROW, f"{rows:,} rows")
-    return _read(path, fmt)
+    return _read(path, fmt, gzipped)
 
 
 def _parquet_rows(path: Path) -> int:
@@ -79,35 +103,67 @@ def _parquet_rows(path: Path) -> int:
 _BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32", b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16"}
 
 
-def _check_text(path: Path, fmt: str) -> None:
-    """A .csv or .jsonl must be UTF-8 text: say so, rather than parse binary into "a header but no rows"."""
-    with path.open("rb") as handle:
-        head = handle.read(64 * 1024)
-    for bom, encoding in _BOMS.items():
-        if head.startswith(bom):
-            raise InputError(f"{path}: the file is {encoding} text; save it as UTF-8")
-    problem = None
-    nul = head.find(b"\x00")
-    if nul >= 0:
-        problem = f"a NUL byte at offset {nul}"
-    else:
-        try:
-            head.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            if exc.start < len(head) - 3:  # not merely a character cut at the end of the sample
-                problem = f"byte 0x{head[exc.start]:02x} at offset {exc.start} is not UTF-8"
-    if problem:
-        raise InputError(f"{path}: not a text file ({problem}); a .{path.suffix.lower().lstrip('.')} must be "
-                         f"UTF-8 {'CSV' if fmt == 'csv' else 'JSON lines'}")
+def _open(path: Path, gzipped: bool) -> IO[bytes]:
+    return cast(IO[bytes], gzip.open(path, "rb")) if gzipped else path.open("rb")
 
 
-def _read(path: Path, fmt: str) -> pd.DataFrame:
+def _chunks(path: Path, gzipped: bool) -> Iterator[bytes]:
+    """The file's (decompressed) bytes, a MiB at a time."""
+    try:
+        with _open(path, gzipped) as handle:
+            while chunk := handle.read(CHUNK):
+                yield chunk
+    except (OSError, EOFError, zlib.error) as exc:  # gzip's "not a gzipped file", a cut-off stream
+        raise InputError(f"{path}: cannot be read as gzip ({exc.__class__.__name__}: {_one_line(exc)})") from None
+
+
+def _check_text(path: Path, fmt: str, gzipped: bool = False, max_bytes: int = MAX_FILE_BYTES) -> int:
+    """A .csv or .jsonl must be UTF-8 text: say so, rather than parse binary into "a header but no rows". A NUL
+    byte anywhere is refused (a parser would cut its cell there), read a MiB at a time. Returns the size of the
+    text (decompressed), which must stay under ``max_bytes`` too."""
+    kind = "CSV" if fmt == "csv" else "JSON lines"
+    suffix = "".join(path.suffixes[-2:]).lower() if gzipped else path.suffix.lower()
+    size = lines = 0
+    for chunk in _chunks(path, gzipped):
+        if size == 0:
+            for bom, encoding in _BOMS.items():
+                if chunk.startswith(bom):
+                    raise InputError(f"{path}: the file is {encoding} text; save it as UTF-8")
+            head = chunk[:64 * 1024]
+            try:
+                head.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                if exc.start < len(head) - 3 and b"\x00" not in head[:exc.start]:  # not a character cut at the end
+                    raise InputError(f"{path}: not a text file (byte 0x{head[exc.start]:02x} at offset {exc.start} is "
+                                     f"not UTF-8); a {suffix} must be UTF-8 {kind}") from None
+        nul = chunk.find(b"\x00")
+        if nul >= 0:
+            line = lines + chunk.count(b"\n", 0, nul) + 1
+            raise InputError(f"{path}: not a text file (a NUL byte at offset {size + nul}, line {line}); a {suffix} "
+                             f"must be UTF-8 {kind}")
+        size += len(chunk)
+        lines += chunk.count(b"\n")
+        if size > max_bytes:
+            raise InputError(f"{path}: the file holds over {max_bytes / 1024**2:.0f} MiB of text, over the limit; "
+                             "sample it, or use the Spark sweep for large traces")
+    if size == 0:
+        raise InputError(f"{path}: the file is empty (no events)")
+    return size
+
+
+def _read(path: Path, fmt: str, gzipped: bool = False) -> pd.DataFrame:
     try:
         if fmt == "csv":
-            return pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True,
+                                compression="gzip" if gzipped else None)
+            if not isinstance(frame.index, pd.RangeIndex):  # every row one field wider than the header: pandas
+                width = len(frame.columns)                   # would take the first as an index and shift the rest
+                raise InputError(f"{path}: row 1 (line 2) has {width + 1} fields; the header has {width} (a "
+                                 "delimiter at the end of every row?)")
+            return frame
         if fmt == "parquet":
             return pd.read_parquet(path)
-        return _read_json_lines(path)
+        return _read_json_lines(path, gzipped)
     except InputError:
         raise
     except pd.errors.EmptyDataError:
@@ -130,9 +186,9 @@ def _one_line(exc: Exception) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
-def _read_json_lines(path: Path) -> pd.DataFrame:
+def _read_json_lines(path: Path, gzipped: bool = False) -> pd.DataFrame:
     rows = []
-    with path.open() as handle:
+    with gzip.open(path, "rt", encoding="utf-8") if gzipped else path.open(encoding="utf-8") as handle:
         for line_no, line in enumerate(handle, start=1):
             if not line.strip():
                 continue

@@ -9,6 +9,7 @@ Rows are numbered from 1 over the data (for CSV, line = row + 1 because of the h
 from __future__ import annotations
 
 from dataclasses import replace
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Sequence
 
@@ -18,7 +19,7 @@ import pandas as pd
 
 from explorer.errors import InputError
 from explorer.streams.files import MAX_FILE_BYTES, expand_paths, read_checked
-from explorer.streams.stream import Stream
+from explorer.streams.stream import COLUMNS, Stream
 from explorer.streams.times import MICROS_PER, TimeFormat, consistent, is_blank, read_times, shown
 
 TimeUnits = str | dict[str, str] | None
@@ -95,12 +96,7 @@ def stream_from_frame(
     """Validate a table (from a file, a generator or an upload) and build a Stream in arrival order."""
     where = source or name
     units = time_units(time_unit, columns)
-    if columns:
-        missing = [theirs for theirs in columns.values() if theirs not in frame.columns]
-        if missing:
-            raise MissingColumns(f"{where}: mapped column(s) {', '.join(map(repr, missing))} not in the file "
-                                 f"(it has {', '.join(map(str, frame.columns))})", missing)
-        frame = frame.rename(columns={theirs: ours for ours, theirs in columns.items()})
+    frame = map_columns(frame, columns, where)
     if len(frame) == 0:
         raise InputError(f"{where}: no events (the file has a header but no rows)")
     if "event_time" not in frame.columns:
@@ -135,13 +131,45 @@ def stream_from_frame(
     marks = scripted_watermarks(out, is_mark)
     out = out[~is_mark].reset_index(drop=True)
     event_format = formats["event_time"]
-    return Stream(out, name=name, time_unit=event_format.unit if event_format.kind in ("epoch", "number") else "s",
+    # outputs count the file's unit, but never finer than the µs every time is held in (an ns file's are µs)
+    unit = event_format.unit if event_format.kind in ("epoch", "number") else "s"
+    return Stream(out, name=name, time_unit="us" if unit == "ns" else unit,
                   time_formats=formats, has_keys="key" in frame.columns, has_ids="id" in frame.columns,
                   has_arrival=has_arrival,
                   has_batch=has_batch, has_partition="partition" in frame.columns,
                   has_offset="offset" in frame.columns, source=source,
                   source_columns={ours: str(theirs) for ours, theirs in (columns or {}).items()},
                   arrivals_raised=raised, watermarks=marks)
+
+
+ROLES = (*COLUMNS, "kind")  # what a column of the file can be to us
+
+
+def map_columns(frame: pd.DataFrame, columns: dict[str, str] | None, where: str) -> pd.DataFrame:
+    """The file's table with one column per role (id, key, event_time…), named by the role: a mapped column
+    (``--key-col partition``) takes the role, and the file's own column of that name (its ``key``) is then
+    ignored; an unmapped role takes the column of its own name, even one mapped to another role too (keys by
+    partition keep the partitions). Two roles mapped to one column are refused, naming both roles."""
+    columns = dict(columns or {})
+    unknown = [ours for ours in columns if ours not in ROLES]
+    if unknown:
+        raise InputError(f"{where}: cannot map a column to {unknown[0]!r}; the columns read are {', '.join(ROLES)}")
+    missing = [theirs for theirs in columns.values() if theirs not in frame.columns]
+    if missing:
+        raise MissingColumns(f"{where}: mapped column(s) {', '.join(map(repr, missing))} not in the file "
+                             f"(it has {', '.join(map(str, frame.columns))})", missing)
+    mapped_to: dict[str, list[str]] = {}
+    for role, theirs in columns.items():
+        mapped_to.setdefault(str(theirs), []).append(role)
+    for theirs, roles in mapped_to.items():
+        if len(roles) > 1:
+            raise InputError(f"{where}: column {theirs!r} is mapped to both {roles[0]} and {roles[1]}; one mapped "
+                             "column takes one role")
+    chosen = {role: columns.get(role, role) for role in ROLES if role in columns or role in frame.columns}
+    doubled = [str(c) for c in frame.columns[frame.columns.duplicated()] if c in chosen.values()]
+    if doubled:
+        raise InputError(f"{where}: the file has two columns named {doubled[0]!r}")
+    return pd.DataFrame({role: frame[theirs] for role, theirs in chosen.items()}, index=frame.index)
 
 
 def _watermark_rows(frame: pd.DataFrame, where: str) -> np.ndarray:
@@ -321,9 +349,38 @@ def _value_column(frame: pd.DataFrame, where: str) -> np.ndarray:
 
 
 def _whole_numbers(series: pd.Series, column: str, where: str) -> np.ndarray:
-    numeric = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
-    bad = np.isnan(numeric) | (numeric != np.round(numeric))
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0]) + 1
-        raise InputError(f"{where}: column '{column}' row {row}: {shown(series.iloc[row - 1])} is not a whole number")
-    return numeric.astype(np.int64)
+    """A column of whole numbers (batch labels, offsets) as exact int64: read as integers, never through a
+    float (labels above 2^53, commit times in ns, stay distinct); 1.5, inf and values beyond int64 are refused."""
+    if pd.api.types.is_integer_dtype(series.dtype) and not pd.api.types.is_unsigned_integer_dtype(series.dtype):
+        if not series.isna().any():
+            return series.to_numpy(dtype=np.int64)
+    out = np.empty(len(series), dtype=np.int64)
+    for row, value in enumerate(series.to_numpy(dtype=object)):
+        number = _whole(value)
+        if number is None:
+            raise InputError(f"{where}: column '{column}' row {row + 1}: {shown(value)} is not a whole number")
+        if not INT64_MIN <= number <= INT64_MAX:
+            raise InputError(f"{where}: column '{column}' row {row + 1}: {shown(value)} is beyond the 64-bit integer "
+                             "range (±9,223,372,036,854,775,807)")
+        out[row] = number
+    return out
+
+
+INT64_MIN, INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
+
+
+def _whole(value: object) -> int | None:
+    """One cell as an exact integer, or None if it is not a finite whole number."""
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        return None
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return int(value) if np.isfinite(value) and float(value).is_integer() else None
+    try:
+        number = value if isinstance(value, Decimal) else Decimal(str(value).strip().replace("_", "x"))
+    except InvalidOperation:
+        return None
+    if not number.is_finite() or number != number.to_integral_value():
+        return None
+    return int(number) if number.adjusted() < 40 else INT64_MAX + 1  # (not a 10^999999999-digit int)

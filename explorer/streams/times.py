@@ -7,14 +7,20 @@ Each time column gets its own format, detected or given:
 - other numbers are relative times, in seconds unless a unit is given (the built-in streams, 003's table);
 - typed columns (Parquet and Arrow timestamps with or without a zone, durations) in their own units.
 
-Times end as int64 µs. A value beyond what µs can hold (±2^61, about ±73,000 years) is refused, naming its
-row, rather than wrapped.
+Times end as int64 µs, exactly: numbers are read as integers or decimals (never through a float), ISO text
+with up to 9 fractional digits and typed columns through their integer ticks, and each is rounded to the µs
+half to even (as ``timeutil.parse_duration`` does): 0.5 µs → 0, 1.5 µs → 2, 09.9999996 s → 10.000000 s. A value
+beyond what µs can hold (±2^61, about ±73,000 years), or an instant outside the years 1–9999, is refused, naming
+its row, rather than wrapped. Detected epoch numbers whose magnitudes disagree by 100× or more (epoch ms with a
+few rows in seconds) are refused unless the unit is given.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from decimal import ROUND_HALF_EVEN, Context, Decimal, InvalidOperation
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -25,6 +31,13 @@ MICROS_PER = {"s": 1_000_000.0, "ms": 1_000.0, "us": 1.0, "ns": 0.001}
 UNIT_WORDS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
 LIMIT = 2**61  # |µs| beyond this is refused: int64 headroom for window arithmetic and the −2^62 "no watermark"
 _EPOCH_SECONDS = (631_152_000, 4_102_444_800)  # 1990-01-01 … 2100-01-01
+FACTOR = {"s": 1_000_000, "ms": 1_000, "us": 1}  # µs per unit, exactly; ns is divided by 1000 and rounded
+FIRST_INSTANT = -62_135_596_800_000_000  # 0001-01-01T00:00:00Z in µs
+END_INSTANT = 253_402_300_800_000_000  # 10000-01-01T00:00:00Z: instants are refused from here on
+MIXED = 100  # epoch numbers this many times bigger or smaller than the column's median are another unit
+_INTEGER = re.compile(r"^[+-]?\d+$")
+_FRACTION = re.compile(r"\d{2}:\d{2}:\d{2}[.,](\d+)")
+_DECIMALS = Context(prec=80)
 _ZONE = re.compile(r"(Z|[+-]\d{2}(:?\d{2})?)$", re.IGNORECASE)
 
 
@@ -69,8 +82,7 @@ def read_times(series: pd.Series, column: str, unit: str | None, where: str) -> 
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
         return _typed_instants(series, column, where)
     if pd.api.types.is_timedelta64_dtype(series.dtype):
-        return _checked(series.to_numpy(dtype="timedelta64[ns]").astype(np.int64) / 1000.0, column, where), \
-            TimeFormat("duration", "us")
+        return _ticks_to_micros(series.to_numpy(), column, where), TimeFormat("duration", "us")
     values = series.to_numpy(dtype=object)
     blank = np.array([is_blank(v) for v in values], dtype=bool)
     if blank.any():
@@ -80,10 +92,10 @@ def read_times(series: pd.Series, column: str, unit: str | None, where: str) -> 
     if flags.any():
         row = int(np.flatnonzero(flags)[0]) + 1
         raise InputError(f"{where}: column '{column}' row {row}: {shown(values[row - 1])} is true/false, not a time")
-    numeric = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+    numeric = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)  # to tell numbers from text
     is_number = ~np.isnan(numeric)
     if is_number.all():
-        return _numbers(numeric, column, unit, where)
+        return _numbers(series, numeric, column, unit, where)
     if is_number.any():
         first_num, first_text = int(np.flatnonzero(is_number)[0]) + 1, int(np.flatnonzero(~is_number)[0]) + 1
         raise InputError(f"{where}: column '{column}' mixes time formats: row {first_num} is a number "
@@ -91,7 +103,9 @@ def read_times(series: pd.Series, column: str, unit: str | None, where: str) -> 
     return _iso(values, column, where)  # (a unit counts numbers; ISO text carries its own)
 
 
-def _numbers(numeric: np.ndarray, column: str, unit: str | None, where: str) -> tuple[np.ndarray, TimeFormat]:
+def _numbers(series: pd.Series, numeric: np.ndarray, column: str, unit: str | None,
+             where: str) -> tuple[np.ndarray, TimeFormat]:
+    """Numbers as µs: the unit detected from magnitudes (floats suffice for that), the µs computed exactly."""
     if not np.isfinite(numeric).all():
         row = int(np.flatnonzero(~np.isfinite(numeric))[0]) + 1
         raise InputError(f"{where}: column '{column}' row {row}: time is infinite")
@@ -99,10 +113,114 @@ def _numbers(numeric: np.ndarray, column: str, unit: str | None, where: str) -> 
     if unit is None:
         unit = epoch_unit(numeric)
         kind, unit = ("number", "s") if unit is None else ("epoch", unit)
+        if kind == "epoch":
+            _one_magnitude(series, numeric, column, where)
     else:
         lo, hi = _EPOCH_SECONDS
         kind = "epoch" if lo <= abs(float(np.median(numeric))) * MICROS_PER[unit] / 1e6 < hi else "number"
-    return _checked(numeric * MICROS_PER[unit], column, where), TimeFormat(kind, unit, given=given)
+    micros = exact_micros(series, numeric, unit, column, where)
+    if kind == "epoch":
+        _instants_in_range(micros, column, where, series)
+    return micros, TimeFormat(kind, unit, given=given)
+
+
+def _one_magnitude(series: pd.Series, numeric: np.ndarray, column: str, where: str) -> None:
+    """Epoch numbers in one unit: a row 100× off the median is another unit (seconds among ms), not a date in
+    1970; refused, naming the first row of each magnitude."""
+    size = np.abs(numeric)
+    middle = float(np.median(size))
+    off = (size * MIXED <= middle) | (size >= middle * MIXED)
+    if off.any():
+        far, near = int(np.flatnonzero(off)[0]) + 1, int(np.flatnonzero(~off)[0]) + 1
+        raise InputError(f"{where}: column '{column}' rows {near} and {far}: {shown(series.iloc[near - 1])} and "
+                         f"{shown(series.iloc[far - 1])} differ {MIXED}× or more in magnitude ({int(off.sum())} such "
+                         "row(s)): epoch times in two units? give the unit with --time-unit")
+
+
+def exact_micros(series: pd.Series, numeric: np.ndarray, unit: str, column: str, where: str) -> np.ndarray:
+    """Numbers counting ``unit`` as int64 µs without a float in between: integers by integer arithmetic,
+    anything else (1.5, 1e3, a Parquet decimal) as a decimal; rounded half to even to the µs."""
+    ints = _int64_values(series, numeric)
+    if ints is not None:
+        return _scaled(ints, unit, column, where)
+    values = series.to_numpy(dtype=object)
+    out = np.empty(len(values), dtype=np.int64)
+    factor = Decimal(FACTOR[unit]) if unit in FACTOR else Decimal("0.001")
+    for row, value in enumerate(values):
+        number = _decimal(value, numeric[row]) * factor
+        if abs(number) >= LIMIT:
+            _out_of_range(column, where, row, float(number), series)
+        out[row] = int(number.to_integral_value(ROUND_HALF_EVEN, _DECIMALS))
+    return out
+
+
+def _int64_values(series: pd.Series, numeric: np.ndarray) -> np.ndarray | None:
+    """The column as exact int64 when every value is a whole number int64 holds without doubt, else None."""
+    if pd.api.types.is_integer_dtype(series.dtype):
+        if pd.api.types.is_unsigned_integer_dtype(series.dtype) and (series.to_numpy() > LIMIT).any():
+            return None
+        return series.to_numpy(dtype=np.int64)
+    if pd.api.types.is_float_dtype(series.dtype):
+        exact = (numeric == np.round(numeric)) & (np.abs(numeric) <= 2**53)
+        return numeric.astype(np.int64) if exact.all() else None
+    values = series.to_numpy(dtype=object)
+    if all(isinstance(v, str) and len(v.strip()) <= 19 and _INTEGER.match(v.strip()) for v in values):
+        return np.array([int(v) for v in values], dtype=np.int64)
+    return None
+
+
+def _decimal(value: Any, fallback: float) -> Decimal:
+    """One number exactly as written (a float as its shortest repr: 0.1 is 0.1)."""
+    if isinstance(value, Decimal):
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        return Decimal(int(value))
+    if isinstance(value, (float, np.floating)):
+        return Decimal(repr(float(value)))
+    try:
+        return Decimal(str(value).strip())
+    except InvalidOperation:  # a spelling pandas reads and Decimal does not
+        return Decimal(repr(float(fallback)))
+
+
+def _scaled(ints: np.ndarray, unit: str, column: str, where: str) -> np.ndarray:
+    """int64 counts of ``unit`` as µs: multiplied when coarser (after checking the range), ns divided by 1000
+    and rounded half to even."""
+    if unit == "ns":
+        whole, rest = np.divmod(ints, 1000)  # rest in 0…999, whole rounded down
+        up = (rest > 500) | ((rest == 500) & (whole % 2 == 1))
+        micros: np.ndarray = whole + up
+    else:
+        over = np.abs(ints) >= LIMIT // FACTOR[unit]
+        if over.any():
+            row = int(np.flatnonzero(over)[0])
+            _out_of_range(column, where, row, float(ints[row]) * FACTOR[unit])
+        micros = ints * FACTOR[unit]
+    over = np.abs(micros) >= LIMIT
+    if over.any():
+        row = int(np.flatnonzero(over)[0])
+        _out_of_range(column, where, row, float(micros[row]))
+    return micros.astype(np.int64)
+
+
+def _out_of_range(column: str, where: str, row: int, micros: float, series: pd.Series | None = None) -> None:
+    raise InputError(f"{where}: column '{column}' row {row + 1}: time {micros / 1e6:.6g} s is out of range "
+                     "(beyond ±73,000 years); is the unit right?")
+
+
+def _instants_in_range(micros: np.ndarray, column: str, where: str, series: pd.Series) -> None:
+    """Instants are shown as dates: outside the years 1–9999 they have none, so they are refused."""
+    outside = (micros < FIRST_INSTANT) | (micros >= END_INSTANT)
+    if outside.any():
+        row = int(np.flatnonzero(outside)[0]) + 1
+        raise InputError(f"{where}: column '{column}' row {row}: {_quoted(series.iloc[row - 1])} is outside the "
+                         "years 1–9999; is the unit right?")
+
+
+def _quoted(value: Any) -> str:
+    if isinstance(value, (pd.Timestamp, np.datetime64)):
+        return repr(str(value))
+    return shown(value)
 
 
 def epoch_unit(numeric: np.ndarray) -> str | None:
@@ -126,7 +244,12 @@ def _iso(values: np.ndarray, column: str, where: str) -> tuple[np.ndarray, TimeF
         first_naive, first_zoned = int(np.flatnonzero(~zoned)[0]) + 1, int(np.flatnonzero(zoned)[0]) + 1
         raise InputError(f"{where}: column '{column}' mixes ISO times with and without a time zone "
                          f"(row {first_naive} has none, row {first_zoned} has one)")
-    micros = parsed.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy().astype("datetime64[us]").astype(np.int64)
+    digits = np.array([len(m.group(1)) if (m := _FRACTION.search(v)) else 0 for v in text.tolist()])
+    if (digits > 9).any():
+        row = int(np.flatnonzero(digits > 9)[0]) + 1
+        raise InputError(f"{where}: column '{column}' row {row}: {shown(values[row - 1])} has more than 9 fractional "
+                         "digits (nanoseconds are the finest read)")
+    micros = _ticks_to_micros(parsed.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy(), column, where)
     return micros, TimeFormat("iso", "us", "utc" if zoned.all() else "none")
 
 
@@ -136,18 +259,19 @@ def _typed_instants(series: pd.Series, column: str, where: str) -> tuple[np.ndar
         row = int(np.flatnonzero(series.isna().to_numpy())[0]) + 1
         raise InputError(f"{where}: column '{column}' row {row}: empty time")
     utc = series if naive else series.dt.tz_convert("UTC").dt.tz_localize(None)
-    micros = utc.to_numpy().astype("datetime64[us]").astype(np.int64)
+    micros = _ticks_to_micros(utc.to_numpy(), column, where)
+    _instants_in_range(micros, column, where, series)
     return micros, TimeFormat("timestamp", "us", "none" if naive else "utc")
 
 
-def _checked(micros: np.ndarray, column: str, where: str) -> np.ndarray:
-    """Round to int64 µs, refusing values µs cannot hold."""
-    over = np.abs(micros) >= LIMIT
-    if over.any():
-        row = int(np.flatnonzero(over)[0]) + 1
-        raise InputError(f"{where}: column '{column}' row {row}: time {micros[row - 1] / 1e6:.6g} s is out of range "
-                         "(beyond ±73,000 years); is the unit right?")
-    return np.round(micros).astype(np.int64)
+def _ticks_to_micros(stamps: np.ndarray, column: str, where: str) -> np.ndarray:
+    """datetime64 or timedelta64 values (any resolution) as int64 µs by their integer ticks, ns rounded half
+    to even (numpy's astype would cut them toward minus infinity)."""
+    tick = np.datetime_data(stamps.dtype)[0]
+    ints = stamps.view(np.int64)
+    if tick in FACTOR or tick == "ns":
+        return _scaled(ints, tick, column, where)
+    return stamps.astype(stamps.dtype.str[:3] + "[us]").view(np.int64)  # minutes, days: whole µs already
 
 
 def shown(value: object) -> str:

@@ -259,3 +259,14 @@ def test_relative_run_table_names_its_unit(capsys):
     assert main(["run", "--synthetic", "voltsp", "--scenario", "3"]) == 0
     out = capsys.readouterr().out
     assert "start (s)" in out and "processing-time latency below 0" in out
+
+
+def test_compare_json_in_micros_whatever_the_input(tmp_path, capsys):
+    outputs = []
+    for path in write_both(tmp_path):
+        assert main(["compare", path, "--presets", "voltsp,flink", "--delay", "1s", "--format", "json"]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
+    doc = json.loads(outputs[0])
+    assert "µs since the Unix epoch" in doc["units"]["times"]
+    assert all(isinstance(t, int) for d in doc["disagreements"] if d["kind"] == "window" for t in d["window"])

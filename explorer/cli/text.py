@@ -18,7 +18,7 @@ import numpy as np
 from explorer.compare import Comparison
 from explorer.config import BatchSpec, RunConfig, Strategy, what_if
 from explorer.core import Result
-from explorer.core.result import Reason
+from explorer.core.result import Reason, json_units
 from explorer.metrics import FrontierPoint, Tuning, best_point
 from explorer.streams import Stream
 from explorer.timeutil import (MICROS, exact_duration, exact_seconds, format_instant,
@@ -148,12 +148,12 @@ def print_frontier(points: list[FrontierPoint], args: argparse.Namespace) -> Non
 
 def print_comparison(comparison: Comparison, labels: list[str], json_format: bool, limit: int) -> None:
     """``compare``'s answer: each side's metrics, then the disagreements by kind, ``limit`` examples each."""
-    unit = MICROS[comparison.results[labels[0]].time_unit]
     groups = comparison.groups
-    if json_format:
-        print(json.dumps({"metrics": {label: r.metrics.to_dict() for label, r in comparison.results.items()},
-                          "groups": [g.to_dict(unit) for g in groups],
-                          "disagreements": [d.to_dict(unit) for d in comparison.disagreements]}))
+    if json_format:  # times in µs whatever the input's format, as run's JSON (unit 1: µs as they are)
+        print(json.dumps({"units": json_units(comparison.results[labels[0]].absolute),
+                          "metrics": {label: r.metrics.to_dict() for label, r in comparison.results.items()},
+                          "groups": [_whole(g.to_dict(1)) for g in groups],
+                          "disagreements": [_whole(d.to_dict(1)) for d in comparison.disagreements]}))
         return
     width = max(len(label) for label in labels)
     print(f"{'preset':<{width}}  completeness  on time  late-upd  side-out  dropped  windows  updates  latency p50")
@@ -179,6 +179,15 @@ def print_comparison(comparison: Comparison, labels: list[str], json_format: boo
             print(f"  e.g. {what}")
             for label, seen in d.seen.items():
                 print(f"    {label:<{width}}  {seen}")
+
+
+def _whole(value: Any) -> Any:
+    """A disagreement's record with its µs as integers (``to_dict(1)`` divides them by 1, giving floats)."""
+    if isinstance(value, dict):
+        return {k: _whole(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def print_validation(stream: Stream, name: str) -> None:

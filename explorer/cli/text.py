@@ -116,8 +116,7 @@ def print_tuning(found: Tuning, config: RunConfig, target: float) -> None:
     print(f"  completeness {found.completeness:.4%}{below}")
     mean, p95 = m.latency_event.mean, m.latency_event.p95
     negative = any(v is not None and v < 0 for v in (mean, p95))
-    print(f"  emit latency mean {human_duration_marked(None if mean is None else mean * MICROS['s'])}, "
-          f"p95 {human_duration_marked(None if p95 is None else p95 * MICROS['s'])}"
+    print(f"  emit latency mean {human_duration_marked(_micros(mean))}, p95 {human_duration_marked(_micros(p95))}"
           f"{f' ({NEGATIVE_LATENCY})' if negative else ''}; "
           f"refused {m.dropped + m.side_output} of {m.events} events ({found.evaluations} evaluations)")
 
@@ -140,7 +139,7 @@ def print_frontier(points: list[FrontierPoint], args: argparse.Namespace) -> Non
     for p in points:
         m = p.tuning.metrics
         delay = exact_duration(p.tuning.delay) if p.tuning.reached else "not reached"
-        latency = human_duration_marked(p.latency * MICROS["s"]) if p.tuning.reached and p.latency is not None else "-"
+        latency = human_duration_marked(_micros(p.latency)) if p.tuning.reached and p.latency is not None else "-"
         mark = "  ← lowest latency" if p is best else ""
         print(f"{exact_duration(p.second) if p.second else 'off':>18} | {delay:>16} | {p.tuning.completeness:>11.2%} "
               f"| {latency:>28} | {m.updates:>9}{mark}")

@@ -150,3 +150,7 @@ def test_discarding_panes_of_a_window_fired_twice_at_one_instant():
     assert sorted(first["revision"]) == [1, 2, 3] and set(first["reason"]) == {"WATERMARK", "LATE_UPDATE"}
     assert sorted(event for ids in first["ids"] for event in ids) == ["b", "c", "d"]
     check(stream_from_frame(frame), config)
+    # listed as they happened: revision 1 (the watermark firing on b) first, each pane carrying what is new
+    assert list(first["revision"]) == [1, 2, 3]
+    assert list(first["reason"]) == ["WATERMARK", "LATE_UPDATE", "LATE_UPDATE"]
+    assert [list(ids) for ids in first["ids"]] == [["b"], ["c"], ["d"]]

@@ -65,11 +65,41 @@ def emission_order(batch: np.ndarray, time: np.ndarray, reason_rank: np.ndarray,
                    start: np.ndarray, end: np.ndarray, revision: np.ndarray) -> np.ndarray:
     """The canonical order as positions, from plain arrays: a runner holding integer codes (the compiled
     kernel's emission records) sorts them before building any table, rather than sorting the table's text.
-    Emitting on every update, a runner's records are usually in order already; checking costs a tenth of a sort."""
-    keys = (batch, time, reason_rank, key_rank, start, end, revision)  # most significant first
+    Emitting on every update, a runner's records are usually in order already; checking costs a tenth of a sort.
+
+    At one instant, windows are ordered by reason (updates, late re-emissions, then watermark firings, …); a
+    window that emits more than once at that instant is ranked by its most urgent reason, so its emissions stay
+    together in revision order (a window a watermark fires on one element and a late one re-fires on the next,
+    at the same arrival, lists revision 1 before 2, and a discarding pane is cut in that order)."""
+    keys = (batch, time, _window_rank(batch, time, reason_rank, key_rank, start, end), key_rank, start, end,
+            revision)  # most significant first
     if _in_order(keys):
         return np.arange(len(batch))
     return np.lexsort(keys[::-1])
+
+
+def _window_rank(batch: np.ndarray, time: np.ndarray, reason_rank: np.ndarray, key_rank: np.ndarray,
+                 start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Each row's reason rank, lowered to the lowest of its window's emissions at the same instant."""
+    if len(reason_rank) == 0 or reason_rank.min() == reason_rank.max():  # one reason (every update): nothing to lower
+        return reason_rank
+    frame = pd.DataFrame({"b": batch, "t": time, "k": key_rank, "s": start, "e": end})
+    shared = frame.duplicated(keep=False).to_numpy()  # a window emitting more than once at one instant
+    if not shared.any():
+        return reason_rank
+    rank = np.asarray(reason_rank).copy()
+    rows = np.flatnonzero(shared)
+    if (rank[rows] == rank[rows[0]]).all():  # emitting on every update: all of one reason, nothing to lower
+        return rank
+    columns = [np.asarray(c)[rows] for c in (batch, time, key_rank, start, end)]
+    order = np.lexsort(columns[::-1])  # each window-instant's rows together
+    sorted_columns = [c[order] for c in columns]
+    new_group = np.ones(len(rows), dtype=bool)
+    new_group[1:] = np.any([c[1:] != c[:-1] for c in sorted_columns], axis=0)
+    starts = np.flatnonzero(new_group)
+    lowest = np.minimum.reduceat(rank[rows][order], starts)
+    rank[rows[order]] = np.repeat(lowest, np.diff(np.append(starts, len(rows))))
+    return rank
 
 
 def _in_order(keys: tuple[np.ndarray, ...]) -> bool:

@@ -104,8 +104,9 @@ def discarded(prepared: Prepared, heads: Ints, counts: Ints, update: Flags, reco
     emission is looked at, so the work is linear too; events a session brought in by a merge and already emitted
     under their own head are what ``first_listings`` drops."""
     lists = _read_heads(prepared, heads, counts)
-    # what the head's earlier rows in the table listed: the most any of them did (the canonical order keeps a
-    # window's emissions at one instant in revision order, but a session's head can list fewer after a merge)
+    # what the head's earlier rows in the table listed: the most any of them did. The canonical order keeps a
+    # window's emissions in revision order, so with counts that only grow this is the previous row's count; the
+    # maximum keeps the cut right without relying on that
     listed_most = pd.Series(counts).groupby(lists.head_of).cummax()
     before = listed_most.groupby(lists.head_of).shift(1, fill_value=0).to_numpy()
     new = _with_records(lists.rows, lists.head_start[lists.head_of] + before, np.maximum(counts - before, 0), update,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from explorer.config import LatePolicy, LatenessRule, Panes, RunConfig, WindowKind, what_if
+from explorer.config import PRESETS, TIME_FIELDS, LatePolicy, LatenessRule, Panes, RunConfig, WindowKind, what_if
 from explorer.core.rules import derive
 from explorer.streams import Stream
 from explorer.streams.times import TimeFormat
@@ -76,6 +76,32 @@ def watermark_lag(config: RunConfig) -> int:
     return config.time.bound + config.time.delay
 
 
+# The engine each target's API belongs to (its preset is what the program runs, whatever the config says).
+ENGINE_OF_TARGET = {"VoltSP": "voltsp", "Flink": "flink", "PyFlink": "flink", "Beam": "beam",
+                    "Kafka Streams": "kafka-streams", "Bytewax": "bytewax", "Spark Structured Streaming": "spark"}
+# The TimeConfig fields the notes below judge in the target's own words; delay and bound are in every program
+# (the watermark's lag). Every other field is compared with what the target's engine does (:func:`_differences`),
+# so a field added to TimeConfig is never dropped silently by any target.
+JUDGED_IN_WORDS = frozenset({"strategy", "idle_timeout", "idle_clock", "allowed_lateness", "late_policy", "scope",
+                             "lateness_rule", "end_inclusive", "time_source", "emit", "panes", "windows_from_zero",
+                             "late_fires_per_element", "source_idle_timeout", "delay", "bound"})
+
+
+def _differences(config: RunConfig, target: str) -> list[str]:
+    """A note for each remaining setting where the config differs from what the target's engine does: the program
+    runs the engine's, and says which."""
+    engine = ENGINE_OF_TARGET[target]
+    own = PRESETS[engine].time
+    notes = []
+    for spec in TIME_FIELDS:
+        ours, theirs = getattr(config.time, spec.name), getattr(own, spec.name)
+        if spec.name in JUDGED_IN_WORDS or ours == theirs or config.window.kind.value not in spec.windows:
+            continue
+        notes.append(f"--{spec.option.replace('_', '-')} is {spec.to_text(ours)} here; {target} runs "
+                     f"{spec.to_text(theirs)}, which the program keeps")
+    return notes
+
+
 def unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]:
     """Comments for what the target cannot say."""
     t, rules = config.time, derive(config)
@@ -120,7 +146,7 @@ def unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]:
     if rules.source_idle_timeout is not None and target not in ("Flink", "PyFlink"):
         notes.append(f"a partition idle for {format_duration(rules.source_idle_timeout)} leaving the watermark merge "
                      f"(Flink's withIdleness) has no equivalent in {target}")
-    return notes
+    return notes + _differences(config, target)
 
 
 def comment(prefix: str, notes: list[str]) -> str:

@@ -140,3 +140,16 @@ def test_fuzz_nanosecond_ties_read_exactly_in_every_form(ns):
     assert as_ints.events["event_time"].tolist() == expected
     iso = [pd.Timestamp(v, unit="ns", tz="UTC").strftime("%Y-%m-%dT%H:%M:%S.") + f"{v % 10**9:09d}Z" for v in ns]
     assert stream_from_frame(pd.DataFrame({"event_time": iso})).events["event_time"].tolist() == expected
+
+
+@settings(max_examples=examples(60), deadline=None, database=None)
+@given(values=st.lists(st.tuples(st.integers(-10**9, 10**9), st.integers(0, 10**7 - 1), st.integers(0, 7)),
+                       min_size=1, max_size=8), unit=st.sampled_from(["s", "ms", "us"]))
+def test_fuzz_decimal_text_is_the_exact_decimal(values, unit):
+    """Decimal text, with few fractional digits (the float shortcut) or many (the decimal path), is read as
+    Decimal arithmetic rounds it, half to even."""
+    text = [f"{whole}.{fraction:07d}"[:len(str(whole)) + 1 + digits].rstrip(".") for whole, fraction, digits in values]
+    stream = stream_from_frame(pd.DataFrame({"event_time": text}), time_unit=unit)
+    factor = {"s": 10**6, "ms": 10**3, "us": 1}[unit]
+    expected = [int((Decimal(t) * factor).to_integral_value(ROUND_HALF_EVEN)) for t in text]
+    assert stream.events["event_time"].tolist() == expected

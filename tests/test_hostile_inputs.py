@@ -343,8 +343,11 @@ OPTIONS = {
     "--strategy": ["min", "max", "bounded", "event-clock"], "--scope": ["key", "global", "partition-min"],
     "--time": ["event", "processing"], "--late": ["drop", "side-output"], "--time-unit": ["{x}", "ms", "us",
                                                                                           "arrival_time={x}"],
-    "--event-time-col": ["{x}", "ts"], "--key-col": ["{x}", "key"],
+    "--event-time-col": ["{x}", "ts", "{c}"], "--key-col": ["{x}", "key", "{c}"],
+    # mapping collisions: a role mapped onto a column named after another role, or two roles onto one column
+    "--arrival-time-col": ["{c}"], "--id-col": ["{c}"], "--partition-col": ["{c}"], "--batch-col": ["{c}"],
 }
+ROLE_NAMES = ["id", "key", "event_time", "arrival_time", "batch", "partition"]
 durations = st.one_of(st.sampled_from(["0", "1", "5s", "10", "1us", "500ms", "-5", "1h", "99999d", "0.0000001",
                                        "1e3", "nan", "", "³"]), st.integers(-10, 10**6).map(str))
 
@@ -354,7 +357,7 @@ def option_lists(draw) -> list[str]:
     argv = []
     for option in draw(st.lists(st.sampled_from(sorted(OPTIONS)), max_size=4, unique=True)):
         template = draw(st.sampled_from(OPTIONS[option]))
-        value = template.replace("{x}", draw(st.sampled_from(HOSTILE)))
+        value = template.replace("{x}", draw(st.sampled_from(HOSTILE))).replace("{c}", draw(st.sampled_from(ROLE_NAMES)))
         while "{d}" in value:
             value = value.replace("{d}", draw(durations), 1)
         argv += [option, value]
@@ -363,11 +366,25 @@ def option_lists(draw) -> list[str]:
 
 @st.composite
 def mutated_events(draw) -> tuple[str, bytes]:
-    """A valid small events table, then a few cells, columns or rows made hostile; as CSV or JSON lines."""
+    """A valid small events table, then a few cells, columns or rows made hostile; as CSV or JSON lines. Times
+    are relative seconds, or a shape of the hostile corpus: epoch ms with rows in seconds (mixed magnitudes), epoch
+    ns or ISO with 9 digits on half-µs ties, batch labels past 2^53."""
     n = draw(st.integers(1, 12))
     rows = [{"id": f"e{i}", "key": draw(st.sampled_from("ab")), "event_time": draw(st.integers(0, 40)),
              "arrival_time": draw(st.integers(0, 60)), "batch": draw(st.integers(1, 3)),
              "partition": draw(st.sampled_from("PQ"))} for i in range(n)]
+    shape = draw(st.sampled_from(["relative", "relative", "mixed", "ns", "iso9", "big_batch"]))
+    for row in rows:
+        for column in ("event_time", "arrival_time"):
+            t = row[column]
+            if shape == "mixed":  # epoch ms, some rows in seconds
+                row[column] = 1_767_225_600 + t if draw(st.integers(0, 3)) == 0 else (1_767_225_600 + t) * 1000
+            elif shape == "ns":
+                row[column] = (1_767_225_600 + t) * 10**9 + draw(st.sampled_from([500, 1_500, 2_500, 999_999_500, 0]))
+            elif shape == "iso9":
+                row[column] = f"2026-01-01T00:00:{t:02d}.{draw(st.sampled_from(['000000500', '999999500', '0000015']))}Z"
+        if shape == "big_batch":
+            row["batch"] = 2**53 + row["batch"] * draw(st.sampled_from([1, 10**9]))
     columns = draw(st.lists(st.sampled_from(["key", "arrival_time", "batch", "partition"]), unique=True))
     columns = ["id", "event_time", *columns]
     for _ in range(draw(st.integers(0, 3))):
@@ -382,6 +399,8 @@ def mutated_events(draw) -> tuple[str, bytes]:
     if draw(st.booleans()):  # a structural fault: a row with a field more or less, or a cut-off file
         i = draw(st.integers(0, len(lines) - 1))
         lines[i] = draw(st.sampled_from([lines[i] + ",x", lines[i].rpartition(",")[0], lines[i][:3], ""]))
+    if draw(st.integers(0, 4)) == 0:  # a delimiter at the end of every data row
+        lines = lines[:1] + [line + "," for line in lines[1:]]
     return "csv", ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
 
 

@@ -20,7 +20,7 @@ import pandas as pd
 from explorer.errors import InputError
 from explorer.streams.files import MAX_FILE_BYTES, expand_paths, read_checked
 from explorer.streams.stream import COLUMNS, Stream
-from explorer.streams.times import MICROS_PER, TimeFormat, consistent, is_blank, read_times, shown
+from explorer.streams.times import MICROS_PER, TimeFormat, consistent, integer_text, is_blank, read_times, shown
 
 TimeUnits = str | dict[str, str] | None
 TIME_COLUMNS = ("event_time", "arrival_time")
@@ -354,8 +354,13 @@ def _whole_numbers(series: pd.Series, column: str, where: str) -> np.ndarray:
     if pd.api.types.is_integer_dtype(series.dtype) and not pd.api.types.is_unsigned_integer_dtype(series.dtype):
         if not series.isna().any():
             return series.to_numpy(dtype=np.int64)
+    values = series.to_numpy(dtype=object)
+    if not any(isinstance(v, (bool, np.bool_, float, np.floating)) for v in values):
+        fast = integer_text(values)
+        if fast is not None:
+            return fast
     out = np.empty(len(series), dtype=np.int64)
-    for row, value in enumerate(series.to_numpy(dtype=object)):
+    for row, value in enumerate(values):
         number = _whole(value)
         if number is None:
             raise InputError(f"{where}: column '{column}' row {row + 1}: {shown(value)} is not a whole number")

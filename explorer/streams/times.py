@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Context, Decimal, InvalidOperation
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import pandas as pd
@@ -35,7 +35,6 @@ FACTOR = {"s": 1_000_000, "ms": 1_000, "us": 1}  # µs per unit, exactly; ns is 
 FIRST_INSTANT = -62_135_596_800_000_000  # 0001-01-01T00:00:00Z in µs
 END_INSTANT = 253_402_300_800_000_000  # 10000-01-01T00:00:00Z: instants are refused from here on
 MIXED = 100  # epoch numbers this many times bigger or smaller than the column's median are another unit
-_INTEGER = re.compile(r"^[+-]?\d+$")
 _FRACTION = re.compile(r"\d{2}:\d{2}:\d{2}[.,](\d+)")
 _DECIMALS = Context(prec=80)
 _ZONE = re.compile(r"(Z|[+-]\d{2}(:?\d{2})?)$", re.IGNORECASE)
@@ -143,13 +142,16 @@ def exact_micros(series: pd.Series, numeric: np.ndarray, unit: str, column: str,
     ints = _int64_values(series, numeric)
     if ints is not None:
         return _scaled(ints, unit, column, where)
+    short = _short_decimals(series, numeric, unit)
+    if short is not None:
+        return short
     values = series.to_numpy(dtype=object)
     out = np.empty(len(values), dtype=np.int64)
     factor = Decimal(FACTOR[unit]) if unit in FACTOR else Decimal("0.001")
     for row, value in enumerate(values):
         number = _decimal(value, numeric[row]) * factor
         if abs(number) >= LIMIT:
-            _out_of_range(column, where, row, float(number), series)
+            _out_of_range(column, where, row, float(number))
         out[row] = int(number.to_integral_value(ROUND_HALF_EVEN, _DECIMALS))
     return out
 
@@ -163,10 +165,37 @@ def _int64_values(series: pd.Series, numeric: np.ndarray) -> np.ndarray | None:
     if pd.api.types.is_float_dtype(series.dtype):
         exact = (numeric == np.round(numeric)) & (np.abs(numeric) <= 2**53)
         return numeric.astype(np.int64) if exact.all() else None
-    values = series.to_numpy(dtype=object)
-    if all(isinstance(v, str) and len(v.strip()) <= 19 and _INTEGER.match(v.strip()) for v in values):
-        return np.array([int(v) for v in values], dtype=np.int64)
-    return None
+    return integer_text(series.to_numpy(dtype=object))
+
+
+def integer_text(values: np.ndarray) -> np.ndarray | None:
+    """Text (or Python ints) that all spell integers int64 holds, parsed as integers by numpy (never through a
+    float); None if any is not one (1.5, 1e3, past int64)."""
+    try:
+        return np.asarray(values, dtype=str).astype(np.int64)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _short_decimals(series: pd.Series, numeric: np.ndarray, unit: str) -> np.ndarray | None:
+    """Decimal text (1.5, 0.25) with no more fractional digits than the unit has of µs (s: 6, ms: 3) and under
+    2^50 µs, as µs through its float, which is then exact: the true µs are whole and the float's error stays
+    below a quarter µs, so rounding lands on them. None when that cannot be shown (the decimal path decides)."""
+    if unit not in FACTOR or series.dtype != object:
+        return None
+    try:
+        text = np.strings.strip(np.asarray(series.to_numpy(dtype=object), dtype=str))
+    except (TypeError, ValueError):
+        return None
+    if (np.strings.find(np.strings.lower(text), "e") >= 0).any():  # 1e3: exponents take the decimal path
+        return None
+    dot = np.strings.find(text, ".")
+    fraction = np.where(dot >= 0, np.strings.str_len(text) - dot - 1, 0)
+    micros = numeric * FACTOR[unit]
+    if (fraction > {"s": 6, "ms": 3, "us": 0}[unit]).any() or (np.abs(micros) >= 2.0**50).any():
+        return None
+    exact: np.ndarray = np.round(micros).astype(np.int64)
+    return exact
 
 
 def _decimal(value: Any, fallback: float) -> Decimal:
@@ -203,7 +232,7 @@ def _scaled(ints: np.ndarray, unit: str, column: str, where: str) -> np.ndarray:
     return micros.astype(np.int64)
 
 
-def _out_of_range(column: str, where: str, row: int, micros: float, series: pd.Series | None = None) -> None:
+def _out_of_range(column: str, where: str, row: int, micros: float) -> NoReturn:
     raise InputError(f"{where}: column '{column}' row {row + 1}: time {micros / 1e6:.6g} s is out of range "
                      "(beyond ±73,000 years); is the unit right?")
 

@@ -206,7 +206,8 @@ def test_upload_advice_names_the_forms_boxes_not_cli_flags():
     assert explorer.message.value.endswith("choose the column that holds event time in the event_time box</span>")
     form.mapping["event_time"].value, form.mapping["arrival_time"].value = "when", "got"
     form.use_file()
-    assert "set arrival_time to ms under &#x27;numeric times count&#x27;" in explorer.message.value
+    assert "set arrival_time to ms in the box beside arrival_time (what its numeric times count)" in \
+        explorer.message.value
     assert "--" not in explorer.message.value
 
 

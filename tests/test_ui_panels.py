@@ -200,7 +200,7 @@ def test_a_tombstone_says_its_session_was_replaced_and_carries_no_result():
     result = run(stream_from_frame(frame), replace(preset("kafka-streams", delay=0), window=WindowSpec.parse("session:10")))
     row = int(np.flatnonzero(result.windows["reason"] == "TOMBSTONE")[0])
     text = explain_window(result, row)
-    assert "tombstone" in text and "0 event(s)" in text and "joined it" not in text
+    assert "tombstone" in text and "0 events" in text and "joined it" not in text
     assert "TOMBSTONE" in REASON_LABELS
 
 

@@ -70,7 +70,10 @@ def test_frames_computed_ahead_are_checked_without_reading_a_control_off_the_ker
                         lambda *args, **kwargs: (pushed.append(threading.current_thread().name), push(*args, **kwargs)))
     explorer.prefetch_neighbours()
     explorer.wait_for_prefetch()
-    assert len(pushed) == 3 and all(name.startswith("explorer-prefetch") for name in pushed)
+    # each pushed from the prefetch thread, or from the kernel's when its frame was ready before the kernel asked
+    # to be told (Future.add_done_callback then calls back at once: a race on a loaded machine, harmless)
+    kernel = threading.current_thread().name
+    assert len(pushed) == 3 and all(name.startswith("explorer-prefetch") or name == kernel for name in pushed)
     assert readers == {threading.current_thread().name}
     explorer.wait_for_curve()
 

@@ -221,7 +221,8 @@ class Explorer:
             else:
                 self.clocks_view.draw(view, INTERACTIVE_BUDGET)
             self.clocks_view.settle(view, lambda: self._side_figures(settled))
-        self.cards.value = cards_html(self.result.metrics, self.result.config)
+        self.cards.value = cards_html(self.result.metrics, self.result.config, self.result.windows)
+        self.inspection.follow()
         self.export_panel.refresh()
         self.last_update_ms = (time.perf_counter() - start) * 1000
         if page_drew:
@@ -258,7 +259,8 @@ class Explorer:
             view = self._view()
             assert view is not None
             self.clocks_view.draw(view)
-            self.cards.value = cards_html(result.metrics, result.config)
+            self.cards.value = cards_html(result.metrics, result.config, result.windows)
+            self.inspection.follow()
 
     def wait_until_settled(self, timeout: float = 10.0) -> None:
         """Block until the full redraw after the last control change is done (tests and scripts only)."""
@@ -361,7 +363,8 @@ class Explorer:
     def widget(self) -> W.Widget:
         left = W.VBox([self.data.box(), self.controls.box()], layout=W.Layout(flex="0 0 28em"))
         wrap = W.Layout(flex_flow="row wrap")  # rows that fold rather than run off a narrow page
-        target = W.HBox([self.sweep.target, self.sweep.suggestion], layout=W.Layout(flex_flow="row wrap"))
+        target = W.HBox([self.sweep.target, self.sweep.apply, self.sweep.suggestion],
+                        layout=W.Layout(flex_flow="row wrap"))
         right = W.VBox([self.message, self.cards, self.clocks, self.stepper.box(),
                         W.HBox([self.histogram, self.sweep.figure], layout=wrap), target,
                         W.HTML("<b>Inspector</b>"), self.inspector, self.panels(), self.page_frames],

@@ -92,12 +92,14 @@ class ClocksView:
                 marker=dict(color=STATUS_COLORS[name], size=6, opacity=0.8),
                 hovertemplate="arrival %{x:.2f}<br>event %{y:.2f}<extra>event (click to inspect)</extra>")
         # the watermark lines in SVG: two WebGL step lines of 1,500 steps kept Chromium's software GL busy for
-        # 80–130 ms per frame (SVG: ~5 ms); SVG draws under the WebGL markers, which hide little of a step line
-        whose = "%{text}: %{y:.2f} s at arrival %{x:.2f} s<extra>"  # with one line per key, the key
+        # 80–130 ms per frame (SVG: ~5 ms); SVG draws under the WebGL markers, which hide little of a step line.
+        # They take no hover and no click: an emission sits on the effective watermark's step,
+        # and Plotly ranks an SVG line's vertex within 3 px nearer than a WebGL marker's centre, so the line took
+        # the hover and the click meant for the emission's diamond (or an event's dot)
         add("watermark", "scatter", name="watermark", mode="lines", line=dict(color="#222", shape="hv", width=2),
-            hovertemplate=whose + "watermark</extra>")
+            hoverinfo="skip")
         add("effective", "scatter", name="effective watermark", mode="lines",
-            line=dict(color="#E45756", shape="hv", dash="dash"), hovertemplate=whose + "effective watermark</extra>")
+            line=dict(color="#E45756", shape="hv", dash="dash"), hoverinfo="skip")
         for reason, label in REASON_LABELS.items():
             add(reason, "scattergl", name=label, mode="markers", hovertemplate="%{text}<extra>emitted</extra>",
                 marker=dict(color=REASON_COLORS[reason], symbol=REASON_SYMBOLS[reason], size=10,
@@ -108,8 +110,7 @@ class ClocksView:
             hovertemplate="%{y:.2f} s at arrival %{x:.2f} s<extra>watermark row of the input</extra>")
         # beside a Result computed elsewhere (Spark's): the preview's effective watermark, where the two may part
         add("preview", "scatter", name=PREVIEW_LINE, mode="lines", showlegend=False,
-            line=dict(color="#4C78A8", shape="hv", dash="dot", width=3),
-            hovertemplate="%{y:.2f} s at arrival %{x:.2f} s<extra>the preview's effective watermark</extra>")
+            line=dict(color="#4C78A8", shape="hv", dash="dot", width=3), hoverinfo="skip")
         fig.update_layout(height=560, margin=dict(l=60, r=20, t=72, b=50), title="The two clocks",
                           xaxis_title="arrival (processing) time, s", yaxis_title="event time, s",
                           legend=dict(orientation="h", y=-0.15), hovermode="closest", uirevision="keep")
@@ -152,11 +153,7 @@ class ClocksView:
             self.figure.layout.yaxis.title.text = f"event time{unit}"
             for name in STATUSES:
                 self.trace(name).hovertemplate = f"arrival {at}<br>event {happened}<extra>event (click to inspect)</extra>"
-            for name, what in (("watermark", "watermark"), ("effective", "effective watermark")):
-                self.trace(name).hovertemplate = f"%{{text}}: {happened} at arrival {at}<extra>{what}</extra>"
             self.trace("scripted").hovertemplate = f"{happened} at arrival {at}<extra>watermark row of the input</extra>"
-            self.trace("preview").hovertemplate = (
-                f"{happened} at arrival {at}<extra>the preview's effective watermark</extra>")
 
     def frame_view(self, result: Result, absolute: bool, config: RunConfig, delay_p99: float, generation: int) -> None:
         """Open on a readable stretch (about 20 windows) of a long stream; zoom out to see it all."""

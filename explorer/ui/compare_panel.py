@@ -24,6 +24,7 @@ from explorer.streams import Stream
 from explorer.timeutil import MICROS, format_instant
 from explorer.ui.figures import STATUS_COLORS, STATUS_LABELS, STATUSES, plot_time
 from explorer.ui.plotly_messages import send
+from explorer.ui.words import plural
 
 S = MICROS["s"]
 COMPARE_POINTS = 5_000  # events per panel and view; small multiples show a stretch, not every point
@@ -67,7 +68,7 @@ class ComparePanel:
         self.comparison = comparison = compare(self._stream(), sides)
         self._draw(labels, comparison)
         groups = comparison.groups
-        self.message.value = (f"{len(self.comparison.disagreements):,} disagreement(s) of {len(groups)} kind(s) "
+        self.message.value = (f"{plural(len(self.comparison.disagreements), 'disagreement')} of {plural(len(groups), 'kind')} "
                               f"between {', '.join(labels)}; pick an example below to see it in every panel")
         self.groups.value = "<ol>" + "".join(f"<li><b>{html.escape(g.title)}</b><br>{html.escape(g.why)}</li>"
                                              for g in groups) + "</ol>"

@@ -40,8 +40,10 @@ class DataPicker:
         self.size = W.IntText(value=20000, description="events", layout=W.Layout(width="14em"))
         self.load_button = W.Button(description="load", icon="refresh")
         self.upload_form = UploadForm(on_stream=on_stream, say=say)
+        self.options = W.HBox([self.seed, self.size])
         self.source.observe(self._on_source, names="value")
         self.load_button.on_click(self.load)
+        self._on_source()
 
     def name(self, stream: Stream) -> None:
         """Show a built-in generator's stream under its name in the picker."""
@@ -49,7 +51,16 @@ class DataPicker:
             self.source.value = stream.name
 
     def _on_source(self, _change: object = None) -> None:
-        self.upload_form.show(self.source.value == UPLOAD)
+        """An upload shows the upload form and hides the generators' options (seed, events) and the load button;
+        a generator shows the options it takes."""
+        name = self.source.value
+        uploading = name == UPLOAD
+        self.upload_form.show(uploading)
+        accepted = inspect.signature(GENERATORS[name].make).parameters if name in GENERATORS else {}
+        self.seed.layout.display = None if "seed" in accepted else "none"
+        self.size.layout.display = None if "events" in accepted else "none"
+        self.options.layout.display = None if {"seed", "events"} & set(accepted) else "none"
+        self.load_button.layout.display = "none" if uploading else None
 
     def load(self, _button: object = None) -> None:
         """Generate the picked stream with the options its generator takes."""
@@ -64,5 +75,5 @@ class DataPicker:
             self._say(str(exc), True)
 
     def box(self) -> W.VBox:
-        return W.VBox([W.HTML("<b>Data</b>"), self.source, W.HBox([self.seed, self.size]), self.load_button,
+        return W.VBox([W.HTML("<b>Data</b>"), self.source, self.options, self.load_button,
                        self.upload_form.box])

@@ -16,6 +16,7 @@ import pandas as pd
 from explorer.core import Result
 from explorer.streams import Stream, batches_for
 from explorer.timeutil import MICROS, format_instant, human_duration
+from explorer.ui.words import duration, plural
 
 STATUSES = ("on_time", "late_updated", "side_output", "dropped")
 STATUS_LABELS = {"on_time": "on time", "late_updated": "late, updated", "side_output": "side output",
@@ -273,7 +274,7 @@ def _emission_text(emitted: pd.DataFrame, absolute: bool) -> list[str]:
     lat = emitted["latency_event"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
     return [
         f"{'key ' + k + ' · ' if k else ''}[{format_instant(s, absolute)}, {format_instant(e, absolute)}) · "
-        f"{c} event(s)<br>{reason} · revision {rev} · batch {b}<br>latency {human_duration(la)}"
+        f"{plural(c, 'event')}<br>{reason} · revision {rev} · batch {b}<br>latency {duration(la, 'none')}"
         for k, s, e, c, reason, rev, b, la in zip(emitted["key"], emitted["start"], emitted["end"], emitted["count"],
                                                   emitted["reason"], emitted["revision"], emitted["emit_batch"], lat)
     ]

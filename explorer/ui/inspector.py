@@ -1,20 +1,41 @@
 """The inspector: a clicked event or window explained. Its words are the core's verdicts (``core/explain.py``) as
 a few lines of HTML, with instants as date-times for a wall-clock stream and durations in words; ``Inspector``
-is the box they are shown in."""
+is the box they are shown in. It remembers what it explains (an event by its id, a window by its key and span),
+so when the Result changes (a control moved) it explains the same event or window under the new settings, or,
+when that window is no longer one, says so and clears."""
 
 from __future__ import annotations
 
 import html
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import ipywidgets as W
+import numpy as np
 
 from explorer.core.explain import Verdict, why_event, why_window
 from explorer.core.result import Reason, Result
-from explorer.timeutil import format_instant, human_duration
+from explorer.timeutil import format_instant
+from explorer.ui.cards import EARLY
 from explorer.ui.figures import STATUS_LABELS
+from explorer.ui.words import duration, plural
 
-INSPECTOR_HINT = "<i>Click an event or a window marker to see why.</i>"
+CLICK = "Click an event or a window marker to see why."
+INSPECTOR_HINT = f"<i>{CLICK}</i>"
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What the inspector explains, as it is found again in another Result: an event by its id (and row, should
+    ids repeat), a window by its key, span and revision."""
+
+    kind: str  # "event" or "window"
+    row: int
+    id: str = ""
+    key: str = ""
+    start: int = 0
+    end: int = 0
+    revision: int = 1
 
 
 class Inspector:
@@ -23,22 +44,81 @@ class Inspector:
     def __init__(self, result: Callable[[], Result | None]):
         self._result = result
         self.html = W.HTML(INSPECTOR_HINT, layout=W.Layout(min_height="8em"))
+        self.subject: Subject | None = None  # what is explained now
 
     def forget(self) -> None:
         """The stream changed: the event explained was the old one's."""
+        self.subject = None
         self.html.value = INSPECTOR_HINT
 
     def event(self, row: int) -> str:
         result = self._result()
         if result is not None:
+            self.subject = Subject("event", row, id=str(result.events["id"].iat[row]))
             self.html.value = explain_event(result, row)
         return str(self.html.value)
 
     def window(self, row: int) -> str:
         result = self._result()
         if result is not None:
+            w = result.windows.iloc[row]
+            self.subject = Subject("window", row, key=str(w["key"]), start=int(w["start"]), end=int(w["end"]),
+                                   revision=int(w["revision"]))
             self.html.value = explain_window(result, row)
         return str(self.html.value)
+
+    def follow(self) -> None:
+        """The Result changed (a control moved, or Spark's is shown): explain the same event or window under it,
+        or say that the window clicked is not one under these settings and clear."""
+        result, subject = self._result(), self.subject
+        if result is None or subject is None:
+            return
+        if subject.kind == "event":
+            row = _event_row(result, subject)
+            if row is not None:
+                self.subject = Subject("event", row, id=subject.id)
+                self.html.value = explain_event(result, row)
+                return
+            gone = f"event {html.escape(subject.id)} is not in this Result"
+        else:
+            row = _window_row(result, subject)
+            if row is not None:
+                w = result.windows.iloc[row]
+                self.subject = Subject("window", row, key=subject.key, start=subject.start, end=subject.end,
+                                       revision=int(w["revision"]))
+                self.html.value = explain_window(result, row)
+                return
+            at = _instant(result)
+            gone = (f"window [{at(subject.start)}, {at(subject.end)})"
+                    + (f" of key {html.escape(subject.key)}" if subject.key else "")
+                    + " is not a window under these settings")
+        self.subject = None
+        self.html.value = f"<i>{gone}: the settings changed. {CLICK}</i>"
+
+
+def _event_row(result: Result, subject: Subject) -> int | None:
+    """The row of the subject's event in ``result``: the same row if its id is still there, else the first row
+    with that id."""
+    ids = result.events["id"]
+    if subject.row < len(ids) and str(ids.iat[subject.row]) == subject.id:
+        return subject.row
+    rows = np.flatnonzero(ids.astype(str).to_numpy() == subject.id)
+    return int(rows[0]) if len(rows) else None
+
+
+def _window_row(result: Result, subject: Subject) -> int | None:
+    """The row of the subject's window (same key and span) in ``result``: its emission of the same revision, or
+    else its last one."""
+    w = result.windows
+    if w.empty:
+        return None
+    same = (w["key"].astype(str).to_numpy() == subject.key) & (w["start"].to_numpy() == subject.start) & (
+        w["end"].to_numpy() == subject.end)
+    rows = np.flatnonzero(same)
+    if not len(rows):
+        return None
+    revision = np.flatnonzero(same & (w["revision"].to_numpy() == subject.revision))
+    return int(revision[0]) if len(revision) else int(rows[-1])
 
 
 def explain_event(result: Result, row: int) -> str:
@@ -49,7 +129,7 @@ def explain_event(result: Result, row: int) -> str:
     lines = [f"<b>event {html.escape(e.id)}</b>" + (f" · key {html.escape(e.key)}" if e.key else ""),
              f"event time {at(e.event_time)}, arrived {at(e.arrival_time)} in batch {e.batch}",
              f"watermark when it arrived: {at(e.watermark)} (effective {at(e.effective_watermark)}, delay "
-             f"{human_duration(t.delay)})",
+             f"{duration(t.delay)})",
              f"status: <b>{STATUS_LABELS[e.status]}</b>"]
     fate = {"side_output": "sent to the side output", "dropped": "dropped"}.get(
         e.status, "dropped from this window without a trace: another of its windows kept it, so no side output "
@@ -59,8 +139,8 @@ def explain_event(result: Result, row: int) -> str:
         if w.verdict is Verdict.OPEN:
             lines.append(f"{span}: still open — its end {at(w.end)} > effective watermark {at(e.effective_watermark)}")
         elif w.verdict is Verdict.KEPT_LATE:
-            lines.append(f"{span}: late, but allowed lateness {human_duration(t.allowed_lateness)} kept it until "
-                         f"effective watermark ≥ end + {human_duration(t.allowed_lateness)}; it re-emitted")
+            lines.append(f"{span}: late, but allowed lateness {duration(t.allowed_lateness)} kept it until "
+                         f"effective watermark ≥ end + {duration(t.allowed_lateness)}; it re-emitted")
         elif w.verdict is Verdict.WINDOW_CLOSED:
             lines.append(f"{span}: refused — its end {at(w.end)} ≤ effective watermark {at(e.effective_watermark)}: "
                          f"the window had closed; {fate}")
@@ -77,8 +157,8 @@ def explain_window(result: Result, row: int) -> str:
     at = _instant(result)
     more = " …" if w.count > 12 else ""
     lines = [f"<b>window [{at(w.start)}, {at(w.end)})</b>" + (f" · key {html.escape(w.key)}" if w.key else ""),
-             f"{w.count} event(s): {html.escape(', '.join(w.ids[:12]))}{more}" if len(w.ids) == w.count else
-             f"{w.count} event(s); this emission carries {len(w.ids)}: {html.escape(', '.join(w.ids[:12]))}"
+             f"{plural(w.count, 'event')}: {html.escape(', '.join(w.ids[:12]))}{more}" if len(w.ids) == w.count else
+             f"{plural(w.count, 'event')}; this emission carries {len(w.ids):,}: {html.escape(', '.join(w.ids[:12]))}"
              f"{' …' if len(w.ids) > 12 else ''}"]
     if not w.emitted:
         lines.append(f"<b>never closed</b>: the input ran out after batch {w.emit_batch} with the effective watermark "
@@ -89,30 +169,36 @@ def explain_window(result: Result, row: int) -> str:
     lines.append(f"emitted after batch {w.emit_batch} at {at(w.emit_time)}, revision {w.revision}, "
                  f"reason <b>{w.reason.value}</b>")
     if w.reason is Reason.WATERMARK:
-        lines.append(f"the effective watermark reached its end: {at(w.watermark)} − delay {human_duration(t.delay)} "
+        lines.append(f"the effective watermark reached its end: {at(w.watermark)} − delay {duration(t.delay)} "
                      f"= {at(w.effective_watermark)} ≥ {at(w.end)}")
     elif w.reason is Reason.IDLE_TIMEOUT:
-        lines.append(f"its key was silent for {human_duration(t.idle_timeout)} on the {t.idle_clock.value} clock "
+        lines.append(f"its key was silent for {duration(t.idle_timeout)} on the {t.idle_clock.value} clock "
                      f"while the effective watermark was only {at(w.effective_watermark)}")
     elif w.reason is Reason.TOMBSTONE:
         lines.append("an event grew this session or merged it with another, so the session under this span is "
                      "gone: the engine forwarded a null for it (Kafka Streams' tombstone), then the new session's "
                      "result")
     elif w.reason is Reason.UPDATE:
+        replaces = "its first result" if w.revision == 1 else "this revision replaces the earlier one"
         lines.append(f"{html.escape(w.ids[0])} joined it and the engine forwarded its new result at once (emit "
-                     "on-update): this revision replaces the earlier one, and nothing says it is the last")
+                     f"on-update): {replaces}, and nothing says it is the last")
     else:
         lines.append("a late event inside the allowed lateness updated it; this revision replaces the earlier one")
     if w.latency_event is not None and w.latency_processing is not None:
-        lines.append(f"emit latency {human_duration(w.latency_event)} in event time; {_processing(w.latency_processing)}")
+        early = ""
+        if w.latency_event < 0:
+            why = EARLY.get(w.reason.value, f"emitted by {w.reason.value.lower().replace('_', ' ')} before its end")
+            early = f" (emitted {duration(-w.latency_event)} before the window ended: {why})"
+        lines.append(f"emit latency {duration(w.latency_event)} in event time{early}; "
+                     f"{_processing(w.latency_processing)}")
     return "<br>".join(lines)
 
 
 def _processing(micros: int) -> str:
     """Emit time − window end on the processing clock: negative when arrival times run behind event times."""
     if micros >= 0:
-        return f"{human_duration(micros)} after its end on the processing clock"
-    return f"{human_duration(-micros)} before its end on the processing clock (arrivals run behind event time here)"
+        return f"{duration(micros)} after its end on the processing clock"
+    return f"{duration(-micros)} before its end on the processing clock (arrivals run behind event time here)"
 
 
 def _instant(result: Result) -> Callable[[int | None], str]:

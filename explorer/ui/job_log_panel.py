@@ -26,6 +26,7 @@ from explorer.config import RunConfig, delay_of, preset
 from explorer.errors import InputError
 from explorer.streams import Stream
 from explorer.ui.figures import plot_time
+from explorer.ui.words import plural
 
 if TYPE_CHECKING:  # the Spark package is imported when a log is read, not with the explorer
     from explorer.spark import BatchProgress, JobExplanation
@@ -137,7 +138,7 @@ class JobLogPanel:
 
         stream, config = self._stream(), self._config()
         self.explanation = None
-        said = f"{self.name}: {len(self.progress):,} micro-batches"
+        said = f"{self.name}: {plural(len(self.progress), 'micro-batch', 'micro-batches')}"
         if not replay:
             said += "; the stream changed: replay it beside the log with the button"
         elif stream.has_batch or stream.has_offset:

@@ -25,6 +25,7 @@ from explorer.metrics import CurveRow
 from explorer.streams import Stream, batches_for
 from explorer.timeutil import MICROS, format_instant, human_duration
 from explorer.ui.sweep import Sweep
+from explorer.ui.words import plural
 
 S = MICROS["s"]
 T = TypeVar("T")
@@ -103,12 +104,12 @@ class SparkPanel:
         batches = batches_for(stream, config)
         if native:
             seconds = native_seconds(len(batches.commit_time))
-            what = f"{len(batches.commit_time):,} arrival batches, one Spark micro-batch each"
+            what = f"{plural(len(batches.commit_time), 'arrival batch', 'arrival batches')}, one Spark micro-batch each"
         else:
             plan = plan_micro_batches(batches)
             seconds, what = expected_seconds(plan, len(stream)), plan.describe()
         if seconds > MAX_SPARK_SECONDS and not self.anyway.value:
-            self.status.value = (f"<span style='color:#a00'>{len(stream):,} events in {what}: about "
+            self.status.value = (f"<span style='color:#a00'>{plural(len(stream), 'event')} in {what}: about "
                                  f"{human_duration(seconds * S)} on Spark (local[2]). Tick 'run anyway' to start it"
                                  f"{'' if not native else ', or fewer arrival batches (batches control)'}.</span>")
             return
@@ -165,7 +166,8 @@ class SparkPanel:
     def _report(self, result: Result, expected: Result, found: list[str], native: bool, seconds: float) -> None:
         self.result = result
         who = "Spark's own query" if native else "Spark"  # Spark, running the preview's rules
-        self.status.value = (f"{who} finished {self.progress.value} micro-batches in {seconds:.1f} s; showing its "
+        self.status.value = (f"{who} finished {plural(self.progress.value, 'micro-batch', 'micro-batches')} in {seconds:.1f} s; "
+                             "showing its "
                              "Result" + (" (its watermark is the one Spark reported)" if native else "")
                              + ", with the preview's effective watermark dotted beside it.")
         if found:
@@ -174,7 +176,8 @@ class SparkPanel:
                                 f"<ul>{items}</ul></div>")
         else:
             self.badge.value = (f"<div style='background:#dfd;padding:4px'><b>{who} agrees with the preview</b>: "
-                                f"{len(result.windows)} emissions, {len(result.events)} event statuses and the "
+                                f"{plural(len(result.windows), 'emission')}, "
+                                f"{plural(len(result.events), 'event status', 'event statuses')} and the "
                                 "watermark per micro-batch are identical.</div>")
         self._show(result, expected)
 
@@ -204,14 +207,14 @@ class SparkPanel:
                       seconds: float) -> None:
         self.curve = rows
         self._sweep.draw(rows, title="completeness vs latency (Spark's sweep)")
-        self.status.value = (f"Spark evaluated {len(rows)} delays (0 to {human_duration(delays[-1])}) in "
+        self.status.value = (f"Spark evaluated {plural(len(rows), 'delay')} (0 to {human_duration(delays[-1])}) in "
                              f"{seconds:.1f} s; the curve shows its points.")
         local = self._sweep.rows_for(stream, config)
         if local is None:
             self.badge.value = "<i>the preview's curve is not complete yet: nothing to hold Spark's against</i>"
         elif local == rows:
             self.badge.value = (f"<div style='background:#dfd;padding:4px'><b>Spark's curve equals the preview's</b>: "
-                                f"completeness, drops and latencies identical at all {len(rows)} delays.</div>")
+                                f"completeness, drops and latencies identical at all {plural(len(rows), 'delay')}.</div>")
         else:
             first = next(a for a, b in zip(local, rows) if a != b)
             self.badge.value = (f"<div style='background:#fde;padding:4px'><b>Spark's curve and the preview's differ"
@@ -219,20 +222,20 @@ class SparkPanel:
 
     def _on_sweep_progress(self, p: Any) -> None:
         self.progress.max, self.progress.value = p.total, p.done
-        self.status.value = f"Spark has evaluated {p.done} of {p.total} delays"
+        self.status.value = f"Spark has evaluated {p.done:,} of {plural(p.total, 'delay')}"
 
     def _on_progress(self, absolute: bool, p: Any) -> None:
         self.progress.max = p.batches
         self.progress.value = p.batch
         wm = format_instant(p.watermark, absolute)
-        self.status.value = f"micro-batch {p.batch}/{p.batches}: {p.rows} rows, watermark {wm}, {p.duration_ms} ms"
+        self.status.value = f"micro-batch {p.batch}/{p.batches}: {plural(p.rows, 'row')}, watermark {wm}, {p.duration_ms} ms"
 
     def _on_native_progress(self, absolute: bool, p: Any, batches: int) -> None:
         """Spark's own progress report: its watermark, and the rows it dropped (counted after aggregation)."""
         self.progress.max = max(batches, p.batch_id + 1)
         self.progress.value = p.batch_id + 1
         wm = format_instant(p.watermark, absolute)
-        self.status.value = (f"micro-batch {p.batch_id + 1}/{batches}: {p.input_rows} rows, Spark's watermark {wm}, "
+        self.status.value = (f"micro-batch {p.batch_id + 1}/{batches}: {plural(p.input_rows, 'row')}, Spark's watermark {wm}, "
                              f"{p.dropped} dropped by it, {p.duration_ms} ms")
 
     def box(self) -> W.Widget:

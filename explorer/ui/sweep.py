@@ -24,8 +24,9 @@ from explorer.config import PRESETS, RunConfig, apply_delay
 from explorer.core import Result
 from explorer.metrics import CurveRow, FrontierPoint, SweepStopped, Tuning, best_point, curve, frontier, tune
 from explorer.streams import Stream
-from explorer.timeutil import MICROS, exact_seconds, human_duration
+from explorer.timeutil import MICROS, exact_seconds
 from explorer.ui.plotly_messages import send
+from explorer.ui.words import duration, plural
 
 S = MICROS["s"]
 CURVE_TITLE = "completeness vs latency"
@@ -55,6 +56,11 @@ class Sweep:
                                   showlegend=False)
         self.target = W.BoundedFloatText(value=99.0, min=1.0, max=100.0, step=0.5, description="target %",
                                          layout=W.Layout(width="14em"))
+        # the box applies a target when its value changes; typed again unchanged, it sends nothing, so a target
+        # is applied (the delay moved to it) by this button too: the cards then agree with the suggestion
+        self.apply = W.Button(description="apply", icon="check", tooltip="move the delay to the smallest one "
+                              "reaching the target %", layout=W.Layout(width="7em"))
+        self.apply.on_click(lambda _button: self.suggest(apply=True))
         self.suggestion = W.HTML()
         self.rows: list[CurveRow] = []
         self._rows_key: SweepKey | None = None  # what ``rows`` were swept for (``key`` moves on when a sweep starts)
@@ -173,14 +179,14 @@ class Sweep:
                 if generation != self._tune_generation:
                     return
                 if not found.reached:
-                    self.suggestion.value = (f"no delay reaches {percent:g}%: at {human_duration(found.delay)} "
+                    self.suggestion.value = (f"no delay reaches {percent:g}%: at {duration(found.delay)} "
                                              f"completeness is {found.completeness:.2%} and more delay does not help")
                     return
                 latency = found.metrics.latency_event.mean
                 self.suggestion.value = (
                     f"smallest delay reaching {percent:g}%: <b>{exact_seconds(found.delay)} s</b> "
-                    f"({human_duration(found.delay)}; completeness {found.completeness:.2%}, emit latency "
-                    f"{human_duration(None if latency is None else latency * S)})")
+                    f"({duration(found.delay)}; completeness {found.completeness:.2%}, emit latency "
+                    f"{duration(None if latency is None else latency * S, 'none: no window emitted')})")
             if apply:  # outside the lock: the explorer's delay control takes the explorer's lock
                 self._set_delay(found.delay)
             rules = PRESETS.get(config.preset)
@@ -203,10 +209,10 @@ class Sweep:
     def _say_lateness(self, best: FrontierPoint, alone: Tuning) -> None:
         first, before = best.latency, alone.metrics.latency_event.mean
         self.suggestion.value += (
-            f"<br>or delay {human_duration(best.tuning.delay)} with allowed lateness {human_duration(best.second)}: "
-            f"first results after {human_duration(None if first is None else round(first * S))} instead of "
-            f"{human_duration(None if before is None else round(before * S))}, at the cost of "
-            f"{best.tuning.metrics.updates:,} revisions (tune --with allowed-lateness)")
+            f"<br>or delay {duration(best.tuning.delay)} with allowed lateness {duration(best.second)}: "
+            f"first results after {duration(None if first is None else round(first * S), 'none emitted')} instead of "
+            f"{duration(None if before is None else round(before * S), 'none emitted (the delay alone emits no window)')}"
+            f", at the cost of {plural(best.tuning.metrics.updates, 'revision')} (tune --with allowed-lateness)")
 
     def wait_for_curve(self, timeout: float) -> None:
         if self._curve_thread is not None:

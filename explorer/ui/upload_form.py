@@ -18,13 +18,22 @@ from explorer.streams import Stream, stream_from_frame
 from explorer.streams.loading import TIME_COLUMNS
 from explorer.streams.times import MICROS_PER
 from explorer.streams.upload import COLUMN_NAMES, Upload, read_upload
+from explorer.ui.words import plural
 
 NONE = "(none)"
 AUTO = "auto (detect)"
+UPLOAD_LABEL = "upload a file"
+# ipywidgets' FileUpload writes its own label as "description (number of files held)"; the form clears the files
+# after reading them (so the same file can be sent again), which left "upload a file (0)" on the button. The
+# page hides that text and shows the button's tooltip in its place: the label says what the form sets it to.
+BUTTON_CSS = ("<style>.wx-upload{font-size:0 !important}"
+              ".wx-upload::after{content:attr(title);font-size:var(--jp-widgets-font-size,13px)}"
+              ".wx-upload i{font-size:var(--jp-widgets-font-size,13px);margin-right:4px}</style>")
 
 # The CLI's advice, and what does the same in this form.
 _CLI_ADVICE = [
-    (re.compile(r"--time-unit (\w+)=(\w+)"), lambda m: f"set {m[1]} to {m[2]} under 'numeric times count'"),
+    (re.compile(r"--time-unit (\w+)=(\w+)"), lambda m: f"set {m[1]} to {m[2]} in the box beside {m[1]} "
+                                                         "(what its numeric times count)"),
     (re.compile(r"map yours with --event-time-col"), lambda m: "pick the column that holds it in the event_time box"),
     (re.compile(r"--([a-z]+)-time-col"), lambda m: f"pick it in the {m[1]}_time box"),
 ]
@@ -42,19 +51,22 @@ class UploadForm:
     def __init__(self, on_stream: Callable[[Stream], None], say: Callable[[str, bool], None]):
         self._on_stream, self._say = on_stream, say
         self.upload = W.FileUpload(accept=".csv,.jsonl,.ndjson,.json,.parquet", multiple=False,
-                                   description="upload a file")
+                                   description=UPLOAD_LABEL, tooltip=UPLOAD_LABEL)
+        self.upload.add_class("wx-upload")
         self.mapping = {name: W.Dropdown(options=[NONE], description=name, style={"description_width": "7em"},
                                          layout=W.Layout(width="20em"))
                         for name in COLUMN_NAMES}
-        self.units = {name: W.Dropdown(options=[AUTO, *MICROS_PER], value=AUTO, description=name,
-                                       style={"description_width": "7em"}, layout=W.Layout(width="20em"),
-                                       tooltip="what numbers in this column count; auto reads epoch "
+        # a time column's unit beside its box, unlabelled: the column's name is said once, by its box
+        self.units = {name: W.Dropdown(options=[AUTO, *MICROS_PER], value=AUTO, layout=W.Layout(width="9em"),
+                                       tooltip=f"what numbers in the {name} column count; auto reads epoch "
                                                "numbers by their size and ISO text by itself")
                       for name in TIME_COLUMNS}
         self.use = W.Button(description="use this file", icon="check", disabled=True)
         self.loaded: Upload | None = None
-        self.box = W.VBox([self.upload, W.HTML("map your columns:"), *self.mapping.values(),
-                           W.HTML("numeric times count:"), *self.units.values(), self.use],
+        rows = [W.HBox([box, self.units[name]]) if name in self.units else box for name, box in self.mapping.items()]
+        self.box = W.VBox([W.HTML(BUTTON_CSS), self.upload,
+                           W.HTML("map your columns (beside a time column: what its <i>numeric times count</i>):"),
+                           *rows, self.use],
                           layout=W.Layout(display="none"))
         self.upload.observe(self._on_file, names="value")
         self.use.on_click(self.use_file)
@@ -85,9 +97,10 @@ class UploadForm:
             self._say(in_ui_words(str(exc)), True)
             return
         self.loaded = upload
+        self.upload.tooltip = "upload another file"
         self._fill(upload.columns, upload.guess_mapping())
         self.use.disabled = False
-        self._say(f"{html.escape(name)}: {len(upload.frame):,} rows. Check the columns, then press "
+        self._say(f"{html.escape(name)}: {plural(len(upload.frame), 'row')}. Check the columns, then press "
                   "<i>use this file</i>.", False)
 
     def _fill(self, columns: list[str], guess: dict[str, str] | None = None) -> None:
@@ -119,4 +132,4 @@ class UploadForm:
             return
         self._on_stream(stream)
         read_as = "; ".join(f"{columns[c]} → {c}: {f.describe()}" for c, f in stream.time_formats.items())
-        self._say(f"{html.escape(stream.name)}: {len(stream):,} events. {html.escape(read_as)}", False)
+        self._say(f"{html.escape(stream.name)}: {plural(len(stream), 'event')}. {html.escape(read_as)}", False)

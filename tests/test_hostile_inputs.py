@@ -214,6 +214,7 @@ def test_a_mapped_column_shadows_the_files_own_and_one_column_takes_one_mapping(
 @pytest.mark.parametrize("name, content, words", [
     ("trailing.csv", b"id,event_time,arrival_time\na,1,2,\nb,2,3,\nc,12,13,\n",
      ["row 1 (line 2) has 4 fields; the header has 3"]),
+    ("short.csv", b"id,event_time,key\na,1,k\n\nb,2\nc,3,\n", ["row 2 (line 4) has 2 fields; the header has 3"]),
     ("late_nul.csv", b"id,event_time,key\n" + b"".join(b"e%d,%d,key\n" % (i, i) for i in range(8000)) + b"z,1,k\x00ey\n",
      ["not a text file", "NUL byte", "line 8002"]),
     ("batch_inf.csv", b"id,event_time,batch\na,1,1\nb,2,inf\n", ["column 'batch' row 2: 'inf' is not a whole number"]),

@@ -8,6 +8,7 @@ table's columns as events, and its messages name columns and rows.
 
 from __future__ import annotations
 
+import csv
 import gzip
 import json
 import re
@@ -160,6 +161,8 @@ def _read(path: Path, fmt: str, gzipped: bool = False) -> pd.DataFrame:
                 width = len(frame.columns)                   # would take the first as an index and shift the rest
                 raise InputError(f"{path}: row 1 (line 2) has {width + 1} fields; the header has {width} (a "
                                  "delimiter at the end of every row?)")
+            if len(frame.columns) > 1 and (frame.iloc[:, -1] == "").any():  # pandas fills a short row with blanks
+                _short_rows(path, gzipped, len(frame.columns))
             return frame
         if fmt == "parquet":
             return pd.read_parquet(path)
@@ -178,6 +181,23 @@ def _read(path: Path, fmt: str, gzipped: bool = False) -> pd.DataFrame:
         raise InputError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} is not UTF-8)") from None
     except Exception as exc:  # parser libraries raise many types; the user needs one sentence
         raise InputError(f"{path}: cannot be read as {fmt.upper()} ({exc.__class__.__name__}: {_one_line(exc)})") from None
+
+
+def _short_rows(path: Path, gzipped: bool, width: int) -> None:
+    """Refuse the first data row with fewer fields than the header (pandas would read the missing ones as
+    blanks); only looked for when the last column has a blank, as a short row leaves."""
+    with gzip.open(path, "rt", encoding="utf-8", newline="") if gzipped else path.open(encoding="utf-8",
+                                                                                        newline="") as handle:
+        reader = csv.reader(handle, skipinitialspace=True)
+        next(reader, None)  # the header
+        row = 0
+        for fields in reader:
+            if not fields:  # a blank line: pandas skips it, and it is no row
+                continue
+            row += 1
+            if len(fields) < width:
+                raise InputError(f"{path}: row {row} (line {reader.line_num}) has {len(fields)} field"
+                                 f"{'s' if len(fields) != 1 else ''}; the header has {width}")
 
 
 def _one_line(exc: Exception) -> str:

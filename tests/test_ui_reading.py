@@ -37,6 +37,7 @@ def test_a_target_typed_again_unchanged_applies_again_and_the_cards_agree_with_t
     explorer.wait_for_suggestion()
     assert explorer.sweep.target.value == 99 and explorer.result.metrics.completeness < 0.99
     assert "smallest delay reaching 99%" in explorer.sweep.suggestion.value
+    assert "<i>apply</i> moves the delay there" in explorer.sweep.suggestion.value  # the line says the cards differ
     explorer.sweep.target.value = 99.0  # typed again: the same value, no change event
     explorer.sweep.apply.click()
     explorer.wait_for_suggestion()

@@ -186,7 +186,8 @@ class Sweep:
                 self.suggestion.value = (
                     f"smallest delay reaching {percent:g}%: <b>{exact_seconds(found.delay)} s</b> "
                     f"({duration(found.delay)}; completeness {found.completeness:.2%}, emit latency "
-                    f"{duration(None if latency is None else latency * S, 'none: no window emitted')})")
+                    f"{duration(None if latency is None else latency * S, 'none: no window emitted')})"
+                    + ("" if apply else " — <i>apply</i> moves the delay there; the cards show the delay set now"))
             if apply:  # outside the lock: the explorer's delay control takes the explorer's lock
                 self._set_delay(found.delay)
             rules = PRESETS.get(config.preset)

@@ -232,6 +232,20 @@ def test_the_hostile_corpus_is_refused_in_one_line(capsys, tmp_path, name, conte
     assert "negative" not in err
 
 
+@pytest.mark.parametrize("content, words", [
+    (b"id,event_time\na,1,\nb,2,\n", "row 1 (line 2) has 3 fields; the header has 2"),
+    (b"id,event_time,key\na,1,k\nb,2\n", "row 2 (line 3) has 2 fields; the header has 3"),
+    (b"id,event_time,key\na,1,k\nb,2,k\x00ey\n", "a NUL byte at offset 29, line 3"),
+])
+def test_an_upload_is_held_to_the_same_widths_and_bytes(content, words):
+    from explorer.errors import InputError
+    from explorer.streams.upload import read_upload
+
+    with pytest.raises(InputError) as refused:
+        read_upload("up.csv", content)
+    assert str(refused.value).startswith("up.csv: ") and words in str(refused.value)
+
+
 def test_offsets_past_2_to_the_53_are_distinct(capsys, tmp_path):
     path = tmp_path / "offsets.csv"
     path.write_text("id,event_time,partition,offset\na,1,0,9007199254740992\nb,2,0,9007199254740993\n")

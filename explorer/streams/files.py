@@ -15,7 +15,7 @@ import re
 import stat as stat_module
 import zlib
 from pathlib import Path
-from typing import IO, Iterator, Sequence, cast
+from typing import IO, Callable, Iterator, Sequence, cast
 
 import pandas as pd
 
@@ -157,12 +157,8 @@ def _read(path: Path, fmt: str, gzipped: bool = False) -> pd.DataFrame:
         if fmt == "csv":
             frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True,
                                 compression="gzip" if gzipped else None)
-            if not isinstance(frame.index, pd.RangeIndex):  # every row one field wider than the header: pandas
-                width = len(frame.columns)                   # would take the first as an index and shift the rest
-                raise InputError(f"{path}: row 1 (line 2) has {width + 1} fields; the header has {width} (a "
-                                 "delimiter at the end of every row?)")
-            if len(frame.columns) > 1 and (frame.iloc[:, -1] == "").any():  # pandas fills a short row with blanks
-                _short_rows(path, gzipped, len(frame.columns))
+            check_width(frame, str(path), lambda: gzip.open(path, "rt", encoding="utf-8", newline="") if gzipped
+                        else path.open(encoding="utf-8", newline=""))
             return frame
         if fmt == "parquet":
             return pd.read_parquet(path)
@@ -183,11 +179,18 @@ def _read(path: Path, fmt: str, gzipped: bool = False) -> pd.DataFrame:
         raise InputError(f"{path}: cannot be read as {fmt.upper()} ({exc.__class__.__name__}: {_one_line(exc)})") from None
 
 
-def _short_rows(path: Path, gzipped: bool, width: int) -> None:
-    """Refuse the first data row with fewer fields than the header (pandas would read the missing ones as
-    blanks); only looked for when the last column has a blank, as a short row leaves."""
-    with gzip.open(path, "rt", encoding="utf-8", newline="") if gzipped else path.open(encoding="utf-8",
-                                                                                        newline="") as handle:
+def check_width(frame: pd.DataFrame, where: str, text: Callable[[], IO[str]]) -> None:
+    """A CSV read by pandas has every data row as wide as its header, or is refused naming the row: one field
+    more on every row (a delimiter at the end of each) makes pandas take the first column as the index and shift
+    the rest; one field fewer is filled with blanks. ``text`` opens the CSV as text, to find a short row (only
+    looked for when the last column has a blank, as a short row leaves)."""
+    width = len(frame.columns)
+    if not isinstance(frame.index, pd.RangeIndex):
+        raise InputError(f"{where}: row 1 (line 2) has {width + 1} fields; the header has {width} (a delimiter at "
+                         "the end of every row?)")
+    if width < 2 or not (frame.iloc[:, -1] == "").any():
+        return
+    with text() as handle:
         reader = csv.reader(handle, skipinitialspace=True)
         next(reader, None)  # the header
         row = 0
@@ -196,7 +199,7 @@ def _short_rows(path: Path, gzipped: bool, width: int) -> None:
                 continue
             row += 1
             if len(fields) < width:
-                raise InputError(f"{path}: row {row} (line {reader.line_num}) has {len(fields)} field"
+                raise InputError(f"{where}: row {row} (line {reader.line_num}) has {len(fields)} field"
                                  f"{'s' if len(fields) != 1 else ''}; the header has {width}")
 
 

@@ -16,7 +16,7 @@ import pandas as pd
 
 from explorer.budget import BYTES_PER_LOADED_ROW, BYTES_PER_TEXT_BYTE, check_load, text_bytes
 from explorer.errors import InputError
-from explorer.streams.files import SUFFIXES
+from explorer.streams.files import SUFFIXES, check_width
 
 MAX_UPLOAD_BYTES = 200 * 1024**2
 MAX_UPLOAD_ROWS = 10_000_000  # the largest trace the product is built for
@@ -70,6 +70,10 @@ def read_upload(name: str, content: bytes) -> Upload:
     if kind == "parquet":
         rows = _check_parquet_footer(name, content)
         check_load(name, rows * BYTES_PER_LOADED_ROW, f"{rows:,} rows")
+    elif b"\x00" in content:  # a parser would cut its cell there
+        nul = content.index(b"\x00")
+        line = content.count(b"\n", 0, nul) + 1
+        raise InputError(f"{name}: not a text file (a NUL byte at offset {nul}, line {line})")
     elif content.count(b"\n") > MAX_UPLOAD_ROWS:
         raise InputError(f"{name}: over {MAX_UPLOAD_ROWS:,} rows; sample it first")
     else:
@@ -77,10 +81,13 @@ def read_upload(name: str, content: bytes) -> Upload:
     try:
         if kind == "csv":
             frame = pd.read_csv(io.BytesIO(content), dtype=str, keep_default_na=False, skipinitialspace=True)
+            check_width(frame, name, lambda: io.StringIO(content.decode("utf-8"), newline=""))
         elif kind == "json":
             frame = pd.read_json(io.BytesIO(content), lines=True, dtype=False)
         else:
             frame = pd.read_parquet(io.BytesIO(content))
+    except InputError:
+        raise
     except pd.errors.EmptyDataError:
         raise InputError(f"{name}: the file has no header and no rows") from None
     except Exception as exc:  # the parsers raise many types; the user needs one sentence

@@ -98,8 +98,8 @@ def test_bytewax_windows_close_when_the_clock_passes_their_end():
 def flink_by_the_book(frame: pd.DataFrame, L: int, size: int, allowed: int, interval: int):
     """Flink's rules written out with its own arithmetic (ms, −1): every period each partition's watermark
     becomes max − L − 1, the operator's is the min over partitions (none until each has one); per element:
-    dropped when end − 1 + allowed ≤ W; a window fires at the first period whose W ≥ end − 1, or at once when
-    a late element within the allowed lateness opens it."""
+    dropped when end − 1 + allowed ≤ W; a window fires at the first period whose W ≥ end − 1 (WATERMARK), or at
+    once when a late element within the allowed lateness opens it (the element fired it: LATE_UPDATE)."""
     W = None
     maxima: dict[str, int] = {}
     partitions = sorted(frame["partition"].unique())
@@ -113,7 +113,7 @@ def flink_by_the_book(frame: pd.DataFrame, L: int, size: int, allowed: int, inte
             if W is not None and end - 1 <= W:  # EventTimeTrigger.onElement fires at once
                 outcome.append("late-kept")
                 if (key, end - size) not in fired_once:
-                    firings.append((period, key, (end - size) * 1000))
+                    firings.append((period, key, (end - size) * 1000, "LATE_UPDATE"))
                     fired_once.add((key, end - size))
             else:
                 outcome.append("ok")
@@ -125,7 +125,7 @@ def flink_by_the_book(frame: pd.DataFrame, L: int, size: int, allowed: int, inte
             W = candidate if W is None else max(W, candidate)
         for key, start in sorted(windows):
             if W is not None and start + size - 1 <= W:
-                firings.append((period, key, start * 1000))
+                firings.append((period, key, start * 1000, "WATERMARK"))
                 fired_once.add((key, start))
                 windows.discard((key, start))
     return outcome, firings
@@ -148,8 +148,8 @@ def test_flink_lateness_matches_flinks_arithmetic(frame):
     ours = result.events.set_index("id").loc[frame["id"], "status"].map(
         {"on_time": "ok", "late_updated": "late-kept", "side_output": "late"}).tolist()
     assert ours == outcome
-    fired = result.windows[result.windows["reason"] == "WATERMARK"]
-    assert sorted(zip(fired["emit_batch"], fired["key"], fired["start"])) == sorted(firings)
+    fired = result.windows[(result.windows["revision"] == 1) & (result.windows["reason"] != "END_OF_STREAM")]
+    assert sorted(zip(fired["emit_batch"], fired["key"], fired["start"], fired["reason"])) == sorted(firings)
 
 
 def test_bytewax_sessions_join_within_the_gap_and_close_past_it():
@@ -375,3 +375,22 @@ def test_beam_sessions_that_only_touch_stay_two(engine):
     assert sessions(20, "beam") == [(10, 20, ("a",)), (20, 30, ("b",))]
     assert sessions(19.999999, "beam") == [(10, 29.999999, ("a", "b"))]
     assert sessions(20, "spark") == [(10, 30, ("a", "b"))]
+
+
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+@pytest.mark.parametrize("name", ["beam", "flink", "voltsp", "textbook"])  # the presets with allowed lateness
+def test_a_window_a_late_element_opens_fires_as_a_late_update(name, engine):
+    """a@25 moves the watermark to 25 s; b@3 is late for [0, 10) but within 60 s of allowed lateness, and opens it.
+    Its first emission was caused by b, not by the watermark (Beam's first pane is LATE, Flink's onElement fires
+    it): LATE_UPDATE at revision 1. c@26 joins the open [20, 30), which stays a plain window; a second late
+    element d@4 re-fires [0, 10) as revision 2. Counted as one window emitted and one update."""
+    frame = pd.DataFrame({"id": ["a", "b", "c", "d"], "key": "k", "event_time": [25, 3, 26, 4],
+                          "arrival_time": [0, 5, 6, 7]})
+    config = replace(preset(name, delay=0, allowed_lateness=60 * S), window=WindowSpec.parse("tumbling:10"),
+                     batches=BatchSpec(BatchKind.EVENT))
+    result = run(stream_from_frame(frame), config, engine=engine)
+    first = result.windows[result.windows["start"] == 0]
+    assert [(w.reason, w.revision, w.ids) for w in first.itertuples()] == [
+        ("LATE_UPDATE", 1, ("b",)), ("LATE_UPDATE", 2, ("b", "d"))]
+    assert result.events["status"].tolist() == ["on_time", "late_updated", "on_time", "late_updated"]
+    assert (result.metrics.windows_emitted, result.metrics.updates) == (1, 1)

@@ -1,6 +1,7 @@
 """Engines' own test suites, as scenario files replayed through their presets: Flink's WindowOperatorTest
 (tests/scenarios/flink_window_operator.yaml) and Beam's trigger_transcripts.yaml
-(tests/scenarios/beam_trigger_transcripts.yaml) with scripted watermarks, Bytewax's test_fold_window.py
+(tests/scenarios/beam_trigger_transcripts.yaml) with scripted watermarks, Beam's ReduceFnRunnerTest
+(tests/scenarios/beam_reduce_fn_runner.yaml: a pane's timing, as the emission's reason), Bytewax's test_fold_window.py
 (tests/scenarios/bytewax_fold_window.yaml) with its own clock, Kafka Streams' SuppressScenarioTest
 (tests/scenarios/kafka_streams_suppress.yaml) and its aggregates' every-update output
 (tests/scenarios/kafka_streams_updates.yaml). One interpreter runs every case on both
@@ -29,6 +30,7 @@ SCENARIOS = Path(__file__).parent / "scenarios"
 SUITES = {suite: yaml.safe_load((SCENARIOS / file).read_text())
           for suite, file in (("flink", "flink_window_operator.yaml"),
                               ("flink-side-output", "flink_side_output_itcase.yaml"), ("beam", "beam_trigger_transcripts.yaml"),
+                              ("beam-reduce-fn", "beam_reduce_fn_runner.yaml"),
                               ("bytewax", "bytewax_fold_window.yaml"),
                               ("kafka-streams", "kafka_streams_suppress.yaml"),
                               ("kafka-streams-updates", "kafka_streams_updates.yaml"))}
@@ -68,7 +70,9 @@ def outcome(case: dict, result: Result) -> dict:
               if events["status"].iloc[row] not in ("side_output", "dropped")]
     if "fired" not in case:  # the suite states only what was dropped
         fired = None
-    return {"fired": fired, "side_output": sorted(events.loc[events["status"] == "side_output", "id"]),
+    reasons = sorted([[str(w.key), _number(w.start / unit), _number(w.end / unit), str(w.reason), int(w.revision)]
+                      for w in emitted.itertuples()], key=str) if "reasons" in case else None
+    return {"fired": fired, "reasons": reasons, "side_output": sorted(events.loc[events["status"] == "side_output", "id"]),
             "dropped": sorted(events.loc[events["status"] == "dropped", "id"]), "partly_dropped": sorted(partly)}
 
 
@@ -78,6 +82,7 @@ def _number(value: float) -> int | float:
 
 def expected(case: dict) -> dict:
     return {"fired": sorted(case["fired"], key=str) if "fired" in case else None,
+            "reasons": sorted(case["reasons"], key=str) if "reasons" in case else None,
             "side_output": sorted(case.get("side_output", [])),
             "dropped": sorted(case.get("dropped", [])), "partly_dropped": sorted(case.get("partly_dropped", []))}
 

@@ -53,8 +53,17 @@ def test_no_window_fires_before_it_may(case):
             else:
                 arrived = events[events["batch"] <= w.emit_batch]
                 assert arrived["event_time"].max() - mine["event_time"].max() >= config.time.idle_timeout
-        elif w.reason == "LATE_UPDATE":
-            assert w.revision >= 2
+        elif w.reason == "LATE_UPDATE":  # a re-emission, or the first firing of a window only late events filled
+            if w.revision == 1:
+                assert w.effective_watermark is not pd.NA and w.effective_watermark >= w.end
+                rows = events.index[events["id"].isin(w.ids)]
+                a = result.assignments
+                mine = a[a["event"].isin(rows) & a["admitted"]]
+                if config.window.kind is not WindowKind.SESSION:
+                    mine = mine[(mine["start"] == w.start) & (mine["end"] == w.end)]
+                assert len(mine) and mine["late"].all(), f"{w.key} {w.start}-{w.end}: an on-time event in a late first pane"
+            else:
+                assert w.revision >= 2
 
 
 @SETTINGS

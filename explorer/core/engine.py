@@ -129,6 +129,10 @@ class Engine:
                         max_seen - old.end if max_seen != NONE else None, at - old.end)
 
     def fire(self, w: Window, reason: Reason, at: int, group_raw: int) -> None:
+        """A window's first firing (or a firing after an idle flush re-opened it). One that only late elements
+        filled, after the watermark had passed its end, fires because of them: LATE_UPDATE, at revision 1."""
+        if reason is Reason.WATERMARK and w.late_only:
+            reason = Reason.LATE_UPDATE
         w.fired = True
         self.emit(w, reason, at, group_raw)
         self.store.push_purge(w)

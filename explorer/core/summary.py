@@ -9,9 +9,9 @@ import pandas as pd
 from explorer.core.result import Metrics, Reason, Stat, Status
 
 REFUSED_STATUSES = (Status.SIDE_OUTPUT.value, Status.DROPPED.value)
-# a window's first emission: on close (by watermark or idle timeout), or on-update its first record's; its
-# latency is the window's
-FIRST_EMISSIONS = (Reason.WATERMARK.value, Reason.IDLE_TIMEOUT.value, Reason.UPDATE.value)
+# a window's first emission: on close (by watermark or idle timeout), by the late element that opened a window the
+# watermark had passed (LATE_UPDATE at revision 1), or on-update its first record's; its latency is the window's
+FIRST_EMISSIONS = (Reason.WATERMARK.value, Reason.IDLE_TIMEOUT.value, Reason.LATE_UPDATE.value, Reason.UPDATE.value)
 
 
 def summarize(counts: dict[str, int], admitted: int, refused: int, windows: pd.DataFrame,
@@ -27,7 +27,7 @@ def summarize(counts: dict[str, int], admitted: int, refused: int, windows: pd.D
 
     revision = windows["revision"].to_numpy()
     first = (revision == 1) & reason_is(*FIRST_EMISSIONS)
-    revised = reason_is(Reason.LATE_UPDATE.value) | (reason_is(Reason.UPDATE.value) & (revision > 1))
+    revised = reason_is(Reason.LATE_UPDATE.value, Reason.UPDATE.value) & (revision > 1)
     return Metrics(
         events=sum(counts.values()),
         on_time=int(counts.get(Status.ON_TIME.value, 0)),

@@ -23,6 +23,9 @@ class Window:
     fired: bool = False
     alive: bool = True
     late_dirty: bool = False  # a late admission to an emitted window: it re-emits at commit
+    # every element it took came after the watermark had passed its end: its first firing is caused by a late
+    # element (Beam: a LATE first pane; Flink: EventTimeTrigger.onElement), so it is a LATE_UPDATE, not WATERMARK
+    late_only: bool = False
     slot: int = 0
     merged_into: "Window | None" = None
 
@@ -188,9 +191,13 @@ class FixedWindows:
                 if not lateness.admits_late(end, eff):
                     refused.append((start, end))
                     continue
+            past = late and end <= eff  # the watermark had passed the window's end when it took the element
             if w is None:
                 w = store.open(key, start, end, start)
-            elif w.fired and late:
+                w.late_only = past
+            elif not past:
+                w.late_only = False
+            if w.fired and late:
                 w.late_dirty = True
             elif w.fired:  # reopened after an idle flush (timestamp rule only)
                 w.fired = False
@@ -232,6 +239,7 @@ class SessionWindows:
             return Admission([], [(t, proto_end)])
         unchanged = len(touching) == 1 and (touching[0].start, touching[0].end) == (t, proto_end)
         replaced = [] if unchanged else [Replaced(key, w.start, w.end, w.revision) for w in touching]
+        late_only = all(w.late_only for w in touching)
         if not touching:
             target = store.open(key, t, proto_end, store.next_seq())
         elif len(touching) == 1:
@@ -242,6 +250,7 @@ class SessionWindows:
         target.start, target.end = min(target.start, t), max(target.end, proto_end)
         target.ids.append(event_id)
         grew = target.end != old_end or len(touching) > 1
+        target.late_only = late_only and late and target.end <= eff
         if late and target.fired:  # a late event joined an emitted session: it re-fires as an update
             # (with on_merge, late means the merged session is still behind the watermark)
             target.late_dirty = True

@@ -11,8 +11,8 @@ from __future__ import annotations
 from numba import njit
 
 from explorer.core.compiled import heaps
-from explorer.core.compiled.layout import (KIND_HEARTBEAT, NONE, REASON_IDLE_TIMEOUT, REASON_UPDATE, REASON_WATERMARK,
-                                           SC_CLOCK, SC_DUE_SIZE, SC_IDLE_SIZE, SC_NOW, TRACE_ALL_SOURCES)
+from explorer.core.compiled.layout import (KIND_HEARTBEAT, NONE, REASON_IDLE_TIMEOUT, REASON_LATE_UPDATE, REASON_UPDATE,
+                                           REASON_WATERMARK, SC_CLOCK, SC_DUE_SIZE, SC_IDLE_SIZE, SC_NOW, TRACE_ALL_SOURCES)
 from explorer.core.compiled.watermarks import effective, group_raw, source_raw
 from explorer.core.compiled.rows import write_emission, write_trace
 from explorer.core.compiled.windows import push_purge, remove, schedule_due, within_horizon
@@ -31,7 +31,10 @@ def emit(st: State, w: int, reason: int, at: int, raw: int, record: int = -1) ->
 
 @njit(cache=True)
 def fire(st: State, w: int, reason: int, at: int, raw: int) -> None:
+    """The reference's ``Engine.fire``: a window only late events filled fires as a LATE_UPDATE."""
     m = st.m
+    if reason == REASON_WATERMARK and m[st.win_late_only + w]:
+        reason = REASON_LATE_UPDATE
     m[st.win_fired + w] = 1
     emit(st, w, reason, at, raw)
     push_purge(st, w)

@@ -52,6 +52,7 @@ TABLES: tuple[tuple[str, str, int | None], ...] = (
     # per window
     ("win_key", "windows", None), ("win_start", "windows", None), ("win_end", "windows", None),
     ("win_alive", "windows", 0), ("win_fired", "windows", 0), ("win_dirty", "windows", 0),
+    ("win_late_only", "windows", 0),  # the reference's Window.late_only
     ("win_revision", "windows", 0), ("win_head", "windows", -1), ("win_tail", "windows", -1),
     ("win_count", "windows", 0), ("win_into", "windows", -1), ("win_prev", "windows", -1),
     ("win_next", "windows", -1),
@@ -176,6 +177,7 @@ class State(NamedTuple):
     win_alive: int
     win_fired: int
     win_dirty: int
+    win_late_only: int
     win_revision: int
     win_head: int
     win_tail: int

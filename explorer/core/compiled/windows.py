@@ -59,6 +59,7 @@ def open_window(st: State, w: int) -> None:
     m[st.win_alive + w] = 1
     m[st.win_fired + w] = 0
     m[st.win_dirty + w] = 0
+    m[st.win_late_only + w] = 0
     m[st.win_revision + w] = 0
     m[st.win_head + w] = -1
     m[st.win_tail + w] = -1
@@ -149,6 +150,7 @@ def admit_fixed(st: State, row: int, t: int, eff: int) -> tuple[bool, bool, bool
             late = ts_late or (st.end_inclusive and end <= eff)
         m[st.pair_late + pair] = late
         if not late:
+            m[st.win_late_only + w] = 0
             if not exists:
                 open_window(st, w)
             elif fired:  # reopened after an idle flush (timestamp rule only)
@@ -161,9 +163,13 @@ def admit_fixed(st: State, row: int, t: int, eff: int) -> tuple[bool, bool, bool
                 refused_any = True
                 continue
             taken_late = True
+            past = end <= eff  # the watermark had passed the window's end when it took the event
             if not exists:
                 open_window(st, w)
-            elif fired:
+                m[st.win_late_only + w] = past
+            elif not past:
+                m[st.win_late_only + w] = 0
+            if fired:
                 m[st.win_dirty + w] = 1
         taken = True
         m[st.pair_admitted + pair] = 1
@@ -181,6 +187,7 @@ def admit_session(st: State, row: int, k: int, t: int, eff: int, at: int, raw: i
     proto_end = t + st.gap + (1 if st.strict else 0)
     n_touching = 0
     any_fired = False
+    late_only = True  # every session it touches took only late events (the reference's Window.late_only)
     w = m[st.key_head + k]
     while w >= 0:
         if st.strict or st.overlap_only:  # Bytewax (its end here is last + gap + 1 µs), Beam: overlap only
@@ -191,6 +198,7 @@ def admit_session(st: State, row: int, k: int, t: int, eff: int, at: int, raw: i
             m[st.touching + n_touching] = w
             n_touching += 1
             any_fired = any_fired or m[st.win_fired + w] == 1
+            late_only = late_only and m[st.win_late_only + w] == 1
         w = m[st.win_next + w]
     judged_end = proto_end
     if st.on_merge:  # Flink: the session it would merge into decides
@@ -224,6 +232,7 @@ def admit_session(st: State, row: int, k: int, t: int, eff: int, at: int, raw: i
     m[st.win_start + target] = min(m[st.win_start + target], t)
     m[st.win_end + target] = max(old_end, proto_end)
     grew = m[st.win_end + target] != old_end or n_touching > 1
+    m[st.win_late_only + target] = late_only and late and m[st.win_end + target] <= eff
     if late and m[st.win_fired + target]:  # a late event joined an emitted session: it re-fires as an update
         m[st.win_dirty + target] = 1
         if grew:

@@ -143,8 +143,8 @@ class Metrics:
     # counted as refused, in no side output; completeness counts the refused pairs
     partly_dropped: int
     completeness: float  # admitted (event, window) assignments / all assignments
-    windows_emitted: int  # first emissions (revision 1) by watermark or idle timeout (on-update: the first UPDATE)
-    updates: int  # re-emissions: LATE_UPDATE, and on-update every UPDATE after a window's first
+    windows_emitted: int  # first emissions (revision 1): by watermark, idle timeout, a late element (on-update: the first UPDATE)
+    updates: int  # re-emissions (revision > 1): LATE_UPDATE, and on-update every UPDATE after a window's first
     end_of_stream: int  # windows still open when the input ran out and the heartbeats had nothing left to do
     latency_event: Stat  # max event time seen at emission − window end (003's measure), seconds
     latency_processing: Stat  # emit time − window end on the processing clock, seconds

@@ -66,7 +66,8 @@ Facts about the runner (apache_beam 2.77.0 source, checked with --probe):
     re-emits once per batch: the same again (measured below). A watermark step is its own bundle, and the timers
     it makes due fire before the next step's elements are processed.
   * The first pane of a window the watermark had passed before its first element (within A) is LATE with index
-    0, never ON_TIME; the preset fires it as WATERMARK at that batch (same contents, same step).
+    0, never ON_TIME; the preset fires it as LATE_UPDATE at revision 1 at that batch (same contents, same step;
+    before commit a5af915 it said WATERMARK).
   * Sessions.merge joins windows only when they overlap (end > next start): [10, 20) and [20, 30) stay two.
     (Java's IntervalWindow.isDisjoint also counts touching windows as disjoint. Python's
     IntervalWindow.intersects, `other.start < self.end or self.start < other.end`, is wrong but unused.)
@@ -155,7 +156,7 @@ drops are equal; every stream: eos=+inf yes, model of Beam's rules exact):
   3 occurs in nearly every stream); the emulated preset equals the model with state dropped in 23/27 streams,
   and in all of them with --fix-purge (the 4 others are difference 4; session A = 1.5 s seed 2, run end to end
   with --emulate --fix-purge: 3/3). Matched pane labels: ON_TIME/WATERMARK, ON_TIME/END_OF_STREAM (+inf),
-  LATE/LATE_UPDATE, LATE#0/WATERMARK (first pane already late), and for sessions EARLY/LATE_UPDATE and
+  LATE/LATE_UPDATE, LATE#0/WATERMARK (first pane already late; LATE#0/LATE_UPDATE since a5af915), and for sessions EARLY/LATE_UPDATE and
   EARLY/WATERMARK (merges into fired sessions, and late panes after a leaked hold).
 """
 

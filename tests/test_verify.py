@@ -53,5 +53,6 @@ def test_verify_on_the_command_line_exits_0_when_identical(tmp_path, capsys):
 
 def test_a_prediction_no_trigger_can_make_is_refused_before_spark_starts(tmp_path):
     with pytest.raises(InputError, match="one micro-batch per event"):
-        verify(generate("voltsp", scenario=3), preset("spark"), "spark", tmp_path)
+        verify(generate("voltsp", scenario=3), replace(preset("spark"), batches=BatchSpec.parse("event")), "spark",
+               tmp_path)
     assert not (tmp_path / "job.py").exists()

@@ -33,7 +33,7 @@ def test_the_summary_the_export_and_the_cards_say_what_if(capsys):
     argv = ["run", "--synthetic", "voltsp", "--scenario", "3", "--preset", "spark", "--window", "tumbling:10"]
     assert main(argv) == 0
     plain = capsys.readouterr().out
-    assert "cadence: one batch per event" in plain and "WHAT IF" not in plain
+    assert "cadence: one micro-batch per 1s of arrival time" in plain and "WHAT IF" not in plain
     assert main([*argv, "--allowed-lateness", "5"]) == 0
     marked = capsys.readouterr().out
     assert "WHAT IF: --allowed-lateness 5s is not a setting of spark" in marked

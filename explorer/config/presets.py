@@ -56,10 +56,13 @@ PRESETS: dict[str, Preset] = {
         "Spark Structured Streaming: withWatermark(col, delay) + groupBy(window|session_window, key) in append "
         "mode. One global watermark = max event time seen − delay (floored at 0), in whole milliseconds (event "
         "times enter it as t / 1000 ms); a row is dropped for a window whose end ≤ the previous micro-batch's "
-        "watermark; windows with end ≤ the watermark are emitted.",
+        "watermark; windows with end ≤ the watermark are emitted. Micro-batches: one per second of arrival time "
+        "(a 1 s trigger; Spark's default starts the next micro-batch as soon as the last ends, which on a small "
+        "job is about as often); give yours with --batches interval:T.",
         TimeConfig(strategy=Strategy.MAX, late_policy=LatePolicy.DROP, scope=Scope.GLOBAL,
                    schedule=Schedule.BACKLOG, watermark_unit=MILLISECOND),
         delay_field="delay",
+        batches=BatchSpec(BatchKind.INTERVAL, interval=SECOND),
         settings=frozenset({"delay", "scope", "time_source"}),
     ),
     "flink": Preset(

@@ -156,8 +156,8 @@ drops are equal; every stream: eos=+inf yes, model of Beam's rules exact):
   3 occurs in nearly every stream); the emulated preset equals the model with state dropped in 23/27 streams,
   and in all of them with --fix-purge (the 4 others are difference 4; session A = 1.5 s seed 2, run end to end
   with --emulate --fix-purge: 3/3). Matched pane labels: ON_TIME/WATERMARK, ON_TIME/END_OF_STREAM (+inf),
-  LATE/LATE_UPDATE, LATE#0/WATERMARK (first pane already late; LATE#0/LATE_UPDATE since a5af915), and for sessions EARLY/LATE_UPDATE and
-  EARLY/WATERMARK (merges into fired sessions, and late panes after a leaked hold).
+  LATE/LATE_UPDATE, LATE#0/WATERMARK (first pane already late; LATE#0/LATE_UPDATE since a5af915), and for sessions
+  EARLY/LATE_UPDATE and EARLY/WATERMARK (merges into fired sessions, and late panes after a leaked hold).
 """
 
 from __future__ import annotations

@@ -51,7 +51,8 @@ class UploadForm:
     def __init__(self, on_stream: Callable[[Stream], None], say: Callable[[str, bool], None]):
         self._on_stream, self._say = on_stream, say
         self.upload = W.FileUpload(accept=".csv,.jsonl,.ndjson,.json,.parquet", multiple=False,
-                                   description=UPLOAD_LABEL, tooltip=UPLOAD_LABEL)
+                                   description=UPLOAD_LABEL, tooltip=UPLOAD_LABEL,
+                                   layout=W.Layout(width="auto"))  # as wide as the label it shows
         self.upload.add_class("wx-upload")
         self.mapping = {name: W.Dropdown(options=[NONE], description=name, style={"description_width": "7em"},
                                          layout=W.Layout(width="20em"))

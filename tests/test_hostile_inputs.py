@@ -200,6 +200,9 @@ def test_a_mapped_column_shadows_the_files_own_and_one_column_takes_one_mapping(
     assert load_events(path, columns={"key": "partition"}).events["key"].tolist() == ["p0", "p1", "p0"]
     by_arrival = load_events(path, columns={"event_time": "arrival_time"}).events
     assert by_arrival["event_time"].tolist() == [2_000_000, 3_000_000, 13_000_000]
+    shadowed = tmp_path / "ts.csv"
+    shadowed.write_text("id,event_time,ts\na,1,5\nb,2,7\n")  # --event-time-col ts: the file's event_time is ignored
+    assert load_events(shadowed, columns={"event_time": "ts"}).events["event_time"].tolist() == [5_000_000, 7_000_000]
     unique = tmp_path / "unique.csv"
     unique.write_text("id,event_time,key\na,1,k0\nb,2,k1\n")
     assert load_events(unique, columns={"id": "key"}).events["id"].tolist() == ["k0", "k1"]

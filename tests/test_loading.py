@@ -22,7 +22,7 @@ def write(tmp_path, name, text):
 @pytest.mark.parametrize("name,text,expected", [
     ("empty.csv", "", "the file is empty"),
     ("header.csv", "id,event_time\n", "no events"),
-    ("nocol.csv", "id,ts\na,1\n", "missing column 'event_time'"),
+    ("nocol.csv", "id,ts\na,1\n", "missing column 'event_time' (the file has id, ts)"),  # its own names
     ("nan.csv", "id,event_time\na,1\nb,\nc,3\n", "column 'event_time' row 2: empty or NaN"),
     ("nan2.csv", "id,event_time\na,1\nb,NaN\n", "row 2: empty or NaN"),
     ("mixed.csv", "id,event_time\na,1\nb,2026-01-01T00:00:00Z\n", "mixes time formats: row 1 is a number"),

@@ -96,11 +96,12 @@ def stream_from_frame(
     """Validate a table (from a file, a generator or an upload) and build a Stream in arrival order."""
     where = source or name
     units = time_units(time_unit, columns)
+    file_columns = ", ".join(map(str, frame.columns))  # as the file names them, for the messages below
     frame = map_columns(frame, columns, where)
     if len(frame) == 0:
         raise InputError(f"{where}: no events (the file has a header but no rows)")
     if "event_time" not in frame.columns:
-        raise InputError(f"{where}: missing column 'event_time' (the file has {', '.join(map(str, frame.columns))}); "
+        raise InputError(f"{where}: missing column 'event_time' (the file has {file_columns}); "
                          "map yours with --event-time-col")
     n = len(frame)
     is_mark = _watermark_rows(frame, where)

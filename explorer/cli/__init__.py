@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import io
 import json
+import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -183,6 +186,13 @@ RUN_OUTPUTS = ("events.csv", "assignments.csv", "windows.csv", "watermarks.csv",
 
 def _check_out_dir(out: Path, force: bool) -> None:
     """Before the run: --out must be a directory we may write, and never silently overwrite a previous run."""
+    try:
+        _check_out_dir_or_raise(out, force)
+    except OSError as exc:  # a name too long, a path through a file, no permission: one line, before the run
+        raise InputError(f"--out {out}: cannot use this directory ({exc.strerror or exc.__class__.__name__})") from None
+
+
+def _check_out_dir_or_raise(out: Path, force: bool) -> None:
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: is a file; give a directory for {', '.join(RUN_OUTPUTS)}")
     existing = [name for name in RUN_OUTPUTS if (out / name).exists()]
@@ -197,18 +207,27 @@ def _check_out_dir(out: Path, force: bool) -> None:
 
 def _write_out(result: Result, out: Path, stream: Stream, file: str | None) -> None:
     """The run's tables as CSV (times in integer µs, events named by their ids in every file) and metrics.json:
-    the metrics with the whole configuration and the input they are for."""
-    result.events.to_csv(out / "events.csv", index=False)
-    assignments = result.assignments.copy()  # the Result names an event by its row; the file by its id, as events.csv
-    assignments["event"] = result.events["id"].to_numpy()[assignments["event"].to_numpy(dtype=np.int64)]
-    assignments.to_csv(out / "assignments.csv", index=False)
-    _write_windows(result.windows, out / "windows.csv")
-    result.watermarks.to_csv(out / "watermarks.csv", index=False)
-    document = {"units": {**json_units(result.absolute), "csv files": "times and durations in integer µs, as "
-                          "'times' and 'durations' say; events named by their id"},
-                "input": input_fingerprint(stream, file), "config": full_config(result.config),
-                "engine": result.engine, "metrics": result.metrics.to_dict()}
-    (out / "metrics.json").write_text(json.dumps(document, indent=2, ensure_ascii=False))
+    the metrics with the whole configuration and the input they are for. All five are written into a folder of
+    their own inside ``out`` and moved into place only once every one is whole, so a failed write (a full disk)
+    leaves no half-written Result. Text a file cannot encode (a lone surrogate in a key) is escaped, not fatal."""
+    staging = Path(tempfile.mkdtemp(prefix=".wx-writing-", dir=out))
+    try:
+        result.events.to_csv(staging / "events.csv", index=False, errors="backslashreplace")
+        assignments = result.assignments.copy()  # the Result names an event by its row; the file by its id
+        assignments["event"] = result.events["id"].to_numpy()[assignments["event"].to_numpy(dtype=np.int64)]
+        assignments.to_csv(staging / "assignments.csv", index=False, errors="backslashreplace")
+        _write_windows(result.windows, staging / "windows.csv")
+        result.watermarks.to_csv(staging / "watermarks.csv", index=False, errors="backslashreplace")
+        document = {"units": {**json_units(result.absolute), "csv files": "times and durations in integer µs, as "
+                              "'times' and 'durations' say; events named by their id"},
+                    "input": input_fingerprint(stream, file), "config": full_config(result.config),
+                    "engine": result.engine, "metrics": result.metrics.to_dict()}
+        (staging / "metrics.json").write_text(json.dumps(document, indent=2, ensure_ascii=False), encoding="utf-8",
+                                              errors="backslashreplace")
+        for name in RUN_OUTPUTS:
+            os.replace(staging / name, out / name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     print(f"wrote {out}/events.csv, assignments.csv, windows.csv, watermarks.csv, metrics.json (times in µs)")
 
 
@@ -255,7 +274,7 @@ def _write_windows(windows: pd.DataFrame, path: Path) -> None:
     window re-fired by each of 20,000 late events lists 2·10⁸ ids, text that must not be held at once."""
     listed = np.cumsum(windows["ids"].map(len).to_numpy()) // IDS_PER_WRITE
     bounds = np.flatnonzero(np.diff(listed)) + 1
-    with path.open("w", newline="") as handle:
+    with path.open("w", newline="", encoding="utf-8", errors="backslashreplace") as handle:
         for i, (a, b) in enumerate(zip(np.r_[0, bounds], np.r_[bounds, len(windows)])):
             part = windows.iloc[a:b].copy()
             part["ids"] = part["ids"].map(lambda ids: json.dumps(list(ids)))
@@ -297,10 +316,24 @@ COMMANDS = {"run": cmd_run, "curve": cmd_curve, "tune": cmd_tune, "spark-log": c
             "generate": cmd_generate}
 
 
+def _drop_stdout() -> None:
+    """After a failed write to standard output, point it at /dev/null, so the interpreter's last flush of what is
+    still buffered does not fail again with a traceback."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        pass
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Without ``argv`` it is the process's own command line (``python -m explorer``, the
     ``watermark-explorer`` script), so Spark's own output may go to a log for the rest of the process; a caller
     that passes ``argv`` and goes on (a test, a notebook) keeps its stderr."""
+    if isinstance(sys.stdout, io.TextIOWrapper):  # a key no terminal can print (a lone surrogate) is escaped
+        sys.stdout.reconfigure(errors="backslashreplace")
     try:
         args = build_parser().parse_args(argv)
         args.own_process = argv is None
@@ -315,4 +348,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_STATUS[Interrupted]
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the answer could not be written: standard output on a full device, say
+        print(f"error: cannot write the output: {exc.strerror or exc.__class__.__name__}", file=user_stderr())
+        _drop_stdout()
+        return EXIT_STATUS[InputError]
     return 0

@@ -30,8 +30,10 @@ def run_on_spark(stream: Stream, config: RunConfig, args: argparse.Namespace) ->
     """The Spark runner with a progress bar on stderr; Spark's own output goes to a log (``spark.output``)."""
     from tqdm import tqdm
 
-    from explorer.spark import SparkRunError, run_spark, spark_session
+    from explorer.spark import Cancelled, SparkRunError, run_spark, spark_session
 
+    if args.checkpoint:
+        _usable_checkpoint(Path(args.checkpoint))
     log = divert_spark_output(args.checkpoint) if args.own_process else None
     spark = partial(spark_session, args.master, ui=args.spark_ui)  # started once the run is known to fit
     with tqdm(total=None, unit="batch", desc="spark", file=user_stderr(), disable=None) as bar:
@@ -44,6 +46,10 @@ def run_on_spark(stream: Stream, config: RunConfig, args: argparse.Namespace) ->
                                per_micro_batch=args.per_micro_batch)
         except SparkRunError as error:
             raise SparkRunError(f"{error} (Spark's own output: {log})" if log else str(error)) from None
+        except KeyboardInterrupt:  # Ctrl-C: say what was kept and how to go on
+            done = f"after {bar.n} of {bar.total} micro-batches" if bar.total else "before the first micro-batch"
+            raise Cancelled(f"interrupted {done}; " + (f"resume with --checkpoint {args.checkpoint}" if args.checkpoint
+                                                       else "give --checkpoint DIR to be able to resume")) from None
     assert result is not None  # a whole run always returns its Result
     return result
 
@@ -80,6 +86,18 @@ def run_on_spark_native(stream: Stream, config: RunConfig, args: argparse.Namesp
             return run_spark_native(stream, config, spark, progress=progress)
         except ExplorerError as error:
             raise type(error)(f"{error} (Spark's own output: {log})" if log else str(error)) from None
+
+
+def _usable_checkpoint(folder: Path) -> None:
+    """A checkpoint must be a directory this process can write: said before Spark starts, in one line."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=folder, prefix=".wx-probe-")
+        probe.close()
+    except FileExistsError:
+        raise InputError(f"--checkpoint {folder}: is a file; give a directory") from None
+    except OSError as exc:
+        raise InputError(f"--checkpoint {folder}: cannot write there ({exc.strerror or exc.__class__.__name__})") from None
 
 
 def divert_spark_output(checkpoint: str | None) -> Path:

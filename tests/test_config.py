@@ -100,3 +100,13 @@ def test_time_config_refuses_what_no_engine_means(changes, words):
 def test_windows_refuse_what_would_not_fit(spec, words):
     with pytest.raises(InputError, match=words):
         WindowSpec.parse(spec)
+
+
+def test_a_batch_count_past_int64_is_one_line(capsys):
+    """count:N divides event numbers: a count past int64 raised OverflowError deep in the batching."""
+    from explorer.cli import main
+
+    assert main(["run", "--synthetic", "voltsp", "--batches", "count:99999999999999999999"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "count:N needs a whole number N from 1 to 1,000,000,000,000" in err
+    assert main(["run", "--synthetic", "voltsp", "--batches", "count:1000000000000"]) == 0  # the most, and it runs

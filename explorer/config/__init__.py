@@ -24,6 +24,7 @@ from explorer.timeutil import format_duration, parse_duration, truncate_to_unit
 
 SECOND = 1_000_000
 MILLISECOND = 1_000
+MAX_BATCH_COUNT = 10**12  # events per batch: past any stream, far inside int64 (event numbers are divided by it)
 MAX_DURATION = 100 * 365 * 86_400 * SECOND  # a century: past any real setting, far from int64's limit
 MAX_WINDOWS_PER_EVENT = 1_000  # sliding size / slide: each event is held once per window it falls in
 
@@ -271,8 +272,9 @@ class BatchSpec:
     interval: int = 0
 
     def __post_init__(self) -> None:
-        if self.kind is BatchKind.COUNT and not (isinstance(self.count, int) and self.count >= 1):
-            raise InputError(f"batching count:N needs a whole number N ≥ 1, not {self.count!r}")
+        if self.kind is BatchKind.COUNT and not (isinstance(self.count, int) and 1 <= self.count <= MAX_BATCH_COUNT):
+            raise InputError(f"batching count:N needs a whole number N from 1 to {MAX_BATCH_COUNT:,} (more events "
+                             f"than any stream holds), not {self.count!r}")
         if self.kind is BatchKind.INTERVAL and not (isinstance(self.interval, int) and 0 < self.interval <= MAX_DURATION):
             raise InputError(f"batching interval:T needs a positive duration up to 100 years, not {self.interval!r} µs")
 

@@ -564,3 +564,26 @@ def test_the_memory_prediction_is_an_upper_bound(window):
     finally:
         tracemalloc.stop()
     assert peak <= run_bytes(len(stream), config), (peak, run_bytes(len(stream), config))
+
+
+PROGRESS_FIELDS = ['"numInputRows": 2', '"triggerExecution": 100', '"batchId": 0', '"0": 2}', '"0": 0}',
+                   '"timestamp": "2026-11-24T09:00:00.000Z"', '"watermark": "2026-11-24T09:00:00.000Z"']
+
+
+@FUZZ
+@given(swaps=st.lists(st.tuples(st.sampled_from(PROGRESS_FIELDS), st.sampled_from(HOSTILE)), min_size=1, max_size=3),
+       with_export=st.booleans())
+def test_fuzz_hostile_progress_logs(tmp_path_factory, swaps, with_export):
+    """A progress log's numbers and instants replaced by hostile values: spark-log gives its answer or one line."""
+    folder = tmp_path_factory.mktemp("progress")
+    second = progress_line().replace('"batchId": 0,', '"batchId": 1,', 1)
+    for field, value in swaps:
+        name = field.split(":")[0]
+        second = second.replace(field, f"{name}: {json.dumps(value) if field.endswith(chr(34)) else value}"
+                                + ("}" if field.endswith("}") else ""))
+    log = folder / "progress.jsonl"
+    log.write_text(progress_line() + second)
+    export = folder / "export.csv"
+    export.write_text("id,event_time,arrival_time,partition,offset\na,2026-11-24T08:59:00Z,2026-11-24T08:59:00Z,0,0\n"
+                      "b,2026-11-24T08:59:01Z,2026-11-24T08:59:01Z,0,1\n")
+    holds_the_contract(["spark-log", str(log), *([str(export)] if with_export else [])])

@@ -67,18 +67,27 @@ def test_the_mouse_on_an_emission_on_the_watermark_line_hovers_and_clicks_the_em
         page = browser.new_context(viewport={"width": 1600, "height": 1300}).new_page()
         open_explorer(page, url, token, tmp_path)
         run_in_kernel(url, token, "explorer.data.source.value = 'kafka-export'\nexplorer.data.load()\n"
-                                  "explorer.wait_until_settled()")
-        page.wait_for_timeout(2000)
+                                  "explorer.wait_until_settled()\nexplorer.wait_for_prefetch()")
+        page.evaluate(f"() => {{ const p = {CLOCKS_PLOT}; window.__last_update = performance.now(); "
+                      "p.on('plotly_update', () => { window.__last_update = performance.now(); }); }")
+        page.wait_for_function("() => performance.now() - window.__last_update > 2000", timeout=60_000)  # quiet
         emission = page.evaluate(ON_THE_LINE)
         assert emission is not None and emission["near"] < 3, emission  # a diamond on the line's step
-        page.mouse.move(emission["x"], emission["y"])
-        page.wait_for_function("() => window.__hovered.length > 0", timeout=10_000)
+        for _ in range(5):  # a busy machine may miss a move: off the plot and back
+            page.mouse.move(1, 1)
+            page.evaluate("() => { window.__hovered = []; }")
+            page.mouse.move(emission["x"], emission["y"])
+            try:
+                page.wait_for_function("() => window.__hovered.length > 0", timeout=5_000)
+                break
+            except Exception:
+                continue
         hovered = page.evaluate("() => window.__hovered")
-        assert not {"watermark", "effective watermark"} & set(hovered), (hovered, emission)  # a marker, never the line
+        assert hovered and not {"watermark", "effective watermark"} & set(hovered), (hovered, emission)  # a marker
         if not emission["crowded"]:
             assert hovered == [emission["name"]], (hovered, emission)
         page.mouse.click(emission["x"], emission["y"])
         # the inspector explains what was clicked: the window (or, where a dot lies on the diamond, the event)
         page.wait_for_function("() => [...document.querySelectorAll('.widget-html-content')]"
-                               ".some(e => /^(window \\[|event )/.test(e.textContent))", timeout=30_000)
+                               ".some(e => /^(window \\[|event )/.test(e.textContent))", timeout=60_000)
         browser.close()

@@ -180,7 +180,7 @@ def _describe_emission(e: _Emitted | None, absolute: bool) -> str:
         return f"still open at the end: {shown}"
     text = f"{e.reason.lower().replace('_', ' ')} at {format_instant(e.time, absolute)}: {shown}"
     if e.last != e.first:
-        text += f" → updated to {len(e.last)} events"
+        text += f" → updated to {len(e.last)} event{'' if len(e.last) == 1 else 's'}"
     return text
 
 

@@ -187,3 +187,17 @@ def test_words_duration_says_a_missing_value_in_the_word_asked(text):
     from explorer.ui.words import duration, plural
     assert duration(None, text) == text and duration(float("nan"), text) == text and duration(1_500_000) == "1.5 s"
     assert plural(1, "event") == "1 event" and plural(2_000, "batch", "batches") == "2,000 batches"
+
+
+def test_a_window_a_late_event_opened_reads_as_a_first_late_result_not_a_replacement():
+    """Its first emission is a LATE_UPDATE at revision 1: there is no earlier result to replace."""
+    from explorer.config import WindowSpec
+
+    frame = pd.DataFrame({"id": ["a", "b", "c"], "key": "k", "event_time": [25, 3, 26], "arrival_time": [0, 5, 6]})
+    config = replace(preset("beam", delay=0, allowed_lateness=60_000_000), window=WindowSpec.parse("tumbling:10"))
+    result = run(stream_from_frame(frame), config)
+    row = int(np.flatnonzero(result.windows["start"].to_numpy() == 0)[0])
+    assert (result.windows["reason"].iloc[row], result.windows["revision"].iloc[row]) == ("LATE_UPDATE", 1)
+    text = explain_window(result, row)
+    assert "its first result is a late one" in text and "replaces the earlier one" not in text
+    assert "re-emitted" not in REASON_LABELS["LATE_UPDATE"]

@@ -25,7 +25,7 @@ STATUS_COLORS = {"on_time": "#4C78A8", "late_updated": "#F58518", "side_output":
 REASON_SYMBOLS = {"WATERMARK": "diamond", "IDLE_TIMEOUT": "square", "LATE_UPDATE": "star",
                   "END_OF_STREAM": "x", "UPDATE": "triangle-up", "TOMBSTONE": "circle-x-open"}
 REASON_LABELS = {"WATERMARK": "emitted: watermark", "IDLE_TIMEOUT": "emitted: idle timeout",
-                 "LATE_UPDATE": "re-emitted: late update", "END_OF_STREAM": "still open at end",
+                 "LATE_UPDATE": "emitted by a late event", "END_OF_STREAM": "still open at end",
                  "UPDATE": "emitted: update (a revision)", "TOMBSTONE": "forwarded: tombstone (session replaced)"}
 REASON_COLORS = {"WATERMARK": "#222", "IDLE_TIMEOUT": "#54A24B", "LATE_UPDATE": "#F58518", "END_OF_STREAM": "#999",
                  "UPDATE": "#72B7B2", "TOMBSTONE": "#9D755D"}

@@ -140,7 +140,7 @@ def explain_event(result: Result, row: int) -> str:
             lines.append(f"{span}: still open — its end {at(w.end)} > effective watermark {at(e.effective_watermark)}")
         elif w.verdict is Verdict.KEPT_LATE:
             lines.append(f"{span}: late, but allowed lateness {duration(t.allowed_lateness)} kept it until "
-                         f"effective watermark ≥ end + {duration(t.allowed_lateness)}; it re-emitted")
+                         f"effective watermark ≥ end + {duration(t.allowed_lateness)}; the window emitted again with it")
         elif w.verdict is Verdict.WINDOW_CLOSED:
             lines.append(f"{span}: refused — its end {at(w.end)} ≤ effective watermark {at(e.effective_watermark)}: "
                          f"the window had closed; {fate}")
@@ -182,6 +182,9 @@ def explain_window(result: Result, row: int) -> str:
         replaces = "its first result" if w.revision == 1 else "this revision replaces the earlier one"
         lines.append(f"{html.escape(w.ids[0])} joined it and the engine forwarded its new result at once (emit "
                      f"on-update): {replaces}, and nothing says it is the last")
+    elif w.revision == 1:
+        lines.append("the watermark had already passed its end when a late event inside the allowed lateness opened "
+                     "it, so its first result is a late one (Beam's LATE pane; Flink fires it on the element)")
     else:
         lines.append("a late event inside the allowed lateness updated it; this revision replaces the earlier one")
     if w.latency_event is not None and w.latency_processing is not None:

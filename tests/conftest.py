@@ -68,6 +68,15 @@ def _spark_only_where_marked(request, monkeypatch):
     monkeypatch.setattr(SparkSession.Builder, "getOrCreate", forbidden)
 
 
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory):
+    """One real JupyterLab for every browser test of the run (they share an xdist worker, so it starts once)."""
+    from jupyter_lab import running_lab
+
+    with running_lab(tmp_path_factory.mktemp("lab")) as (url, token):
+        yield url, token
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config):
     """End the test process with pytest's own exit status as soon as pytest is done, skipping the interpreter's

@@ -20,17 +20,11 @@ import statistics
 from pathlib import Path
 
 import pytest
-from jupyter_lab import (CHROMIUM, CLOCKS_PLOT, EFFECTIVE_Y, FLAGS, open_explorer, run_in_kernel, running_lab,
-                         time_arrow_right, watch_delay_slider)
+from jupyter_lab import (CHROMIUM, CLOCKS_PLOT, EFFECTIVE_Y, FLAGS, open_explorer, run_in_kernel, time_arrow_right,
+                         watch_delay_slider)
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
                                 "(apt-get install chromium; .ci/run installs it), so the browser test cannot run")
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    with running_lab(tmp_path_factory.mktemp("lab")) as (url, token):
-        yield url, token
 
 
 def run_on_spark(page, batches: str, badge: str) -> None:

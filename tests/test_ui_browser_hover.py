@@ -6,16 +6,10 @@ kernel-side check of the traces' settings is tests/test_ui_reading.py."""
 from __future__ import annotations
 
 import pytest
-from jupyter_lab import CHROMIUM, CLOCKS_PLOT, FLAGS, open_explorer, run_in_kernel, running_lab
+from jupyter_lab import CHROMIUM, CLOCKS_PLOT, FLAGS, open_explorer, run_in_kernel
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed, so the browser "
                                 "test cannot run")
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    with running_lab(tmp_path_factory.mktemp("lab")) as (url, token):
-        yield url, token
 
 
 # the visible emission nearest (in pixels) to a vertex of the effective watermark's line, with no event dot under it,

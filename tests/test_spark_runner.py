@@ -308,3 +308,30 @@ def test_scripted_watermarks_on_spark(spark, per_micro_batch):
     assert (np.diff(batches_for(stream, config).starts) == 0).any()  # batches holding a watermark row alone
     assert local.metrics.windows_emitted > 0
     assert_same(local, run_spark(stream, config, spark, per_micro_batch=per_micro_batch))
+
+
+@pytest.mark.spark
+def test_ctrl_c_mid_run_exits_130_with_one_line_saying_how_to_resume(tmp_path):
+    """Ctrl-C reaches the whole process group (the JVM too): exit 130 and one line with the micro-batches done and
+    the checkpoint to resume from (it used to end by the signal, −2, with nothing on stderr)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    work = tmp_path / "work"
+    cli = subprocess.Popen([sys.executable, "-m", "explorer", "run", "--synthetic", "textbook", "--events", "3000",
+                            "--engine", "spark", "--checkpoint", str(work), "--arrival-batches-per-micro-batch", "20"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    commits = work / "checkpoint" / "commits"
+    deadline = time.monotonic() + 240
+    while not (commits.is_dir() and any(f.name.isdigit() for f in commits.iterdir())):
+        assert cli.poll() is None and time.monotonic() < deadline, "the run ended before a micro-batch committed"
+        time.sleep(0.2)
+    os.killpg(cli.pid, signal.SIGINT)
+    _, stderr = cli.communicate(timeout=120)
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert cli.returncode == 130, stderr
+    assert len(lines) == 1 and lines[0].startswith("error: interrupted after "), stderr
+    assert lines[0].endswith(f"resume with --checkpoint {work}")

@@ -334,4 +334,5 @@ def test_ctrl_c_mid_run_exits_130_with_one_line_saying_how_to_resume(tmp_path):
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert cli.returncode == 130, stderr
     assert len(lines) == 1 and lines[0].startswith("error: interrupted after "), stderr
+    assert int(lines[0].split("after ")[1].split(" of ")[0]) >= 1  # what the checkpoint holds, counted there
     assert lines[0].endswith(f"resume with --checkpoint {work}")

@@ -30,7 +30,7 @@ def run_on_spark(stream: Stream, config: RunConfig, args: argparse.Namespace) ->
     """The Spark runner with a progress bar on stderr; Spark's own output goes to a log (``spark.output``)."""
     from tqdm import tqdm
 
-    from explorer.spark import Cancelled, SparkRunError, run_spark, spark_session
+    from explorer.spark import SparkRunError, run_spark, spark_session
 
     if args.checkpoint:
         _usable_checkpoint(Path(args.checkpoint))
@@ -46,10 +46,6 @@ def run_on_spark(stream: Stream, config: RunConfig, args: argparse.Namespace) ->
                                per_micro_batch=args.per_micro_batch)
         except SparkRunError as error:
             raise SparkRunError(f"{error} (Spark's own output: {log})" if log else str(error)) from None
-        except KeyboardInterrupt:  # Ctrl-C: say what was kept and how to go on
-            done = f"after {bar.n} of {bar.total} micro-batches" if bar.total else "before the first micro-batch"
-            raise Cancelled(f"interrupted {done}; " + (f"resume with --checkpoint {args.checkpoint}" if args.checkpoint
-                                                       else "give --checkpoint DIR to be able to resume")) from None
     assert result is not None  # a whole run always returns its Result
     return result
 

@@ -107,6 +107,9 @@ def run_spark(stream: Stream, config: RunConfig, spark: SparkOrStarter | None = 
     except Cancelled:
         raise Cancelled(f"Spark run cancelled after {_committed(folders['checkpoint'])} of {plan.micro_batches} "
                         f"micro-batches; resume it with --checkpoint {work}") from None
+    except KeyboardInterrupt:  # Ctrl-C: what the checkpoint holds, and how to go on
+        raise Cancelled(f"interrupted after {_committed(folders['checkpoint'])} of {plan.micro_batches} "
+                        f"micro-batches; resume with --checkpoint {work}") from None
     except Exception as error:  # one readable line, not a JVM stack trace
         raise SparkRunError(f"Spark failed with {_committed(folders['checkpoint'])} of {plan.micro_batches} "
                             f"micro-batches committed: {failure_reason(error)}; resume with --checkpoint {work}") from None

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from explorer import generate, preset
 from explorer.cli import main
-from explorer.config import LatePolicy, Scope, Strategy, WindowSpec, apply_delay
+from explorer.config import LatePolicy, Scope, Strategy, TimeSource, WindowSpec, apply_delay
 from explorer.core import run_metrics
 from explorer.metrics import tune
 from explorer.streams import stream_from_frame
@@ -54,8 +54,38 @@ def test_completeness_never_falls_as_the_delay_grows(case, start, step, knob):
     clock: the next test shows it falling there."""
     stream, config = case
     assume(not (config.time.forget_clock_when_empty and config.time.scope is Scope.KEY))
+    assume(not (config.time.idle_timeout is not None and config.time.idle_clock is TimeSource.EVENT))  # see below
     low, high = (config.with_time(**{knob: d * S // 2}) for d in (start, start + step))
     assert run_metrics(stream, low).completeness <= run_metrics(stream, high).completeness
+
+
+def test_under_an_idle_timeout_on_the_event_clock_a_larger_delay_can_drop_what_a_smaller_one_kept():
+    """Found by hypothesis (2026-11-26), and so at the base of that session too: MIN per batch, per-key watermarks,
+    sessions of 2.5 s and an idle timeout of 1 s on the event clock. Key b's straggler e1 (t = 0.5 s, arriving with
+    e17 at 11.5 s) is kept with a delay of 8.5 s and dropped with 9 s, so tune's bisection is not exact there. Not
+    yet explained; the property above leaves this setting out and this test holds the case so it is not lost."""
+    from dataclasses import replace as changed
+
+    import pandas as pd
+
+    from explorer.config import BatchKind, BatchSpec, RunConfig, TimeConfig
+    from explorer.core import run
+    from explorer.streams import stream_from_frame
+
+    ids = [f"e{i}" for i in (10, 11, 12, 13, 14, 15, 16, 2, 3, 4, 5, 6, 7, 8, 9, 0, 17, 1)]
+    frame = pd.DataFrame({"id": ids, "key": ["a"] * 6 + ["b"] + ["a"] * 9 + ["b", "b"],
+                          "event_time": [0.0] * 15 + [1.0, 11.5, 0.5], "arrival_time": [0.0] * 15 + [1.0, 11.5, 11.5],
+                          "batch": [1] * 17 + [2], "partition": "P0"})
+    time = TimeConfig(strategy=Strategy.MIN, late_policy=LatePolicy.DROP, idle_timeout=S, idle_clock=TimeSource.EVENT,
+                      heartbeat=5 * S, scope=Scope.KEY, session_close_strict=True)
+
+    def dropped(delay: float) -> list[str]:
+        config = RunConfig(window=WindowSpec.parse("session:2.5"), time=changed(time, delay=int(delay * S)),
+                           batches=BatchSpec(BatchKind.EVENT))
+        events = run(stream_from_frame(frame), config).events
+        return events[events["status"] != "on_time"]["id"].tolist()
+
+    assert dropped(8.5) == [] and dropped(9.0) == ["e1"]
 
 
 def test_under_bytewaxs_forgotten_clock_a_larger_delay_can_drop_what_a_smaller_one_kept():

@@ -9,7 +9,6 @@ Rows are numbered from 1 over the data (for CSV, line = row + 1 because of the h
 from __future__ import annotations
 
 from dataclasses import replace
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Sequence
 
@@ -18,21 +17,17 @@ import numpy.typing as npt
 import pandas as pd
 
 from explorer.errors import InputError
+from explorer.streams.columns import batch_column, ids_column, offset_column, text_column, value_column
 from explorer.streams.files import MAX_FILE_BYTES, expand_paths, read_checked
-from explorer.streams.stream import COLUMNS, Stream
-from explorer.streams.times import MICROS_PER, TimeFormat, consistent, integer_text, is_blank, read_times, shown
+from explorer.streams.mapping import MissingColumns, map_columns
+from explorer.streams.stream import Stream
+from explorer.streams.times import MICROS_PER, TimeFormat, consistent, is_blank, read_times, shown
 
 TimeUnits = str | dict[str, str] | None
 TIME_COLUMNS = ("event_time", "arrival_time")
+__all__ = ["MissingColumns", "TIME_COLUMNS", "load_events", "parse_time_units", "read_in_batches",
+           "stream_from_frame"]
 
-
-class MissingColumns(InputError):
-    """Mapped columns the file does not have; ``missing`` names them, so a caller can say where the mapping
-    came from."""
-
-    def __init__(self, message: str, missing: list[str]):
-        super().__init__(message)
-        self.missing = missing
 
 def load_events(
     path: str | Path | Sequence[str | Path],
@@ -115,17 +110,17 @@ def stream_from_frame(
     else:  # the newest event time so far (a watermark row's own time is not an event's)
         seen = pd.Series(np.where(is_mark, np.nan, event_time.astype(float))).cummax().ffill().bfill()
         arrival_time = seen.to_numpy().astype(np.int64)
-    ids = _ids(frame, where, is_mark)
-    partition = _text_column(frame, "partition", n)
+    ids = ids_column(frame, where, is_mark)
+    partition = text_column(frame, "partition", n)
     out = pd.DataFrame({
         "id": ids,
-        "key": _text_column(frame, "key", n),
+        "key": text_column(frame, "key", n),
         "event_time": event_time,
         "arrival_time": arrival_time,
-        "batch": _batch_column(frame, where),
+        "batch": batch_column(frame, where),
         "partition": partition,
-        "offset": _offset_column(frame, where, is_mark, partition),
-        "value": _value_column(frame, where),
+        "offset": offset_column(frame, where, is_mark, partition),
+        "value": value_column(frame, where),
     })
     has_batch = "batch" in frame.columns
     out, is_mark, raised = _as_the_worker_reads(out, has_arrival, has_batch, is_mark)
@@ -142,35 +137,6 @@ def stream_from_frame(
                   source_columns={ours: str(theirs) for ours, theirs in (columns or {}).items()},
                   arrivals_raised=raised, watermarks=marks)
 
-
-ROLES = (*COLUMNS, "kind")  # what a column of the file can be to us
-
-
-def map_columns(frame: pd.DataFrame, columns: dict[str, str] | None, where: str) -> pd.DataFrame:
-    """The file's table with one column per role (id, key, event_time…), named by the role: a mapped column
-    (``--key-col partition``) takes the role, and the file's own column of that name (its ``key``) is then
-    ignored; an unmapped role takes the column of its own name, even one mapped to another role too (keys by
-    partition keep the partitions). Two roles mapped to one column are refused, naming both roles."""
-    columns = dict(columns or {})
-    unknown = [ours for ours in columns if ours not in ROLES]
-    if unknown:
-        raise InputError(f"{where}: cannot map a column to {unknown[0]!r}; the columns read are {', '.join(ROLES)}")
-    missing = [theirs for theirs in columns.values() if theirs not in frame.columns]
-    if missing:
-        raise MissingColumns(f"{where}: mapped column(s) {', '.join(map(repr, missing))} not in the file "
-                             f"(it has {', '.join(map(str, frame.columns))})", missing)
-    mapped_to: dict[str, list[str]] = {}
-    for role, theirs in columns.items():
-        mapped_to.setdefault(str(theirs), []).append(role)
-    for theirs, roles in mapped_to.items():
-        if len(roles) > 1:
-            raise InputError(f"{where}: column {theirs!r} is mapped to both {roles[0]} and {roles[1]}; one mapped "
-                             "column takes one role")
-    chosen = {role: columns.get(role, role) for role in ROLES if role in columns or role in frame.columns}
-    doubled = [str(c) for c in frame.columns[frame.columns.duplicated()] if c in chosen.values()]
-    if doubled:
-        raise InputError(f"{where}: the file has two columns named {doubled[0]!r}")
-    return pd.DataFrame({role: frame[theirs] for role, theirs in chosen.items()}, index=frame.index)
 
 
 def _watermark_rows(frame: pd.DataFrame, where: str) -> np.ndarray:
@@ -282,111 +248,3 @@ def parse_time_units(text: str) -> TimeUnits:
     return pairs
 
 
-def _ids(frame: pd.DataFrame, where: str, is_mark: np.ndarray) -> np.ndarray:
-    """The events' ids (``e1``, ``e2``… by row when the file has none); watermark rows need none."""
-    if "id" not in frame.columns:
-        return np.array([f"e{i}" for i in range(1, len(frame) + 1)], dtype=object)
-    ids = frame["id"].astype(str).str.strip().to_numpy(dtype=object)
-    blank = np.array([is_blank(v) for v in frame["id"].to_numpy(dtype=object)]) & ~is_mark
-    if blank.any():
-        raise InputError(f"{where}: column 'id' row {int(np.flatnonzero(blank)[0]) + 1}: empty id")
-    ids[is_mark] = [f"watermark row {row}" for row in np.flatnonzero(is_mark) + 1]
-    dup = pd.Series(ids).duplicated(keep=False).to_numpy()
-    if dup.any():
-        rows = np.flatnonzero(dup)
-        first = ids[rows[0]]
-        same = [int(r) + 1 for r in rows if ids[r] == first]
-        raise InputError(f"{where}: column 'id': duplicate id {first!r} in rows {', '.join(map(str, same[:5]))}"
-                         f" ({int(pd.Series(ids).duplicated().sum())} duplicate(s) in all)")
-    return ids
-
-
-def _text_column(frame: pd.DataFrame, column: str, n: int) -> np.ndarray:
-    if column not in frame.columns:
-        return np.full(n, "", dtype=object)
-    values = frame[column].to_numpy(dtype=object)
-    return np.array(["" if is_blank(v) else str(v).strip() for v in values], dtype=object)
-
-
-def _batch_column(frame: pd.DataFrame, where: str) -> np.ndarray:
-    if "batch" not in frame.columns:
-        return np.zeros(len(frame), dtype=np.int64)
-    return _whole_numbers(frame["batch"], "batch", where)
-
-
-def _offset_column(frame: pd.DataFrame, where: str, is_mark: np.ndarray, partition: np.ndarray) -> np.ndarray:
-    """Kafka offsets (-1 without the column): whole, not negative, and one record per (partition, offset),
-    since a duplicate means two rows claim the same record (an export joined twice, a column misread)."""
-    if "offset" not in frame.columns:
-        return np.full(len(frame), -1, dtype=np.int64)
-    offsets = _whole_numbers(frame["offset"].where(~is_mark, 0), "offset", where)  # watermark rows have none
-    negative = offsets < 0
-    if negative.any():
-        row = int(np.flatnonzero(negative)[0]) + 1
-        raise InputError(f"{where}: column 'offset' row {row}: {shown(frame['offset'].iloc[row - 1])} is negative; a "
-                         "Kafka offset counts from 0")
-    records = pd.DataFrame({"partition": partition, "offset": offsets})[~is_mark]
-    twice = records.duplicated(keep=False).to_numpy()
-    if twice.any():
-        first = records.iloc[int(np.flatnonzero(twice)[0])]
-        same = records.index[(records["partition"] == first["partition"]) & (records["offset"] == first["offset"])] + 1
-        raise InputError(f"{where}: column 'offset' rows {', '.join(map(str, same[:5]))}: partition "
-                         f"{first['partition'] or '(none)'!s} offset {first['offset']} twice; a Kafka record has one "
-                         "offset in its partition")
-    return offsets.astype(np.int64)
-
-
-def _value_column(frame: pd.DataFrame, where: str) -> np.ndarray:
-    if "value" not in frame.columns:
-        return np.ones(len(frame), dtype=float)
-    values = frame["value"].to_numpy(dtype=object)
-    numeric = pd.to_numeric(frame["value"], errors="coerce").to_numpy(dtype=float)
-    bad = np.isnan(numeric) & ~np.array([is_blank(v) for v in values])
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0]) + 1
-        raise InputError(f"{where}: column 'value' row {row}: {shown(values[row - 1])} is not a number")
-    filled: npt.NDArray[np.float64] = np.nan_to_num(numeric, nan=0.0)
-    return filled
-
-
-def _whole_numbers(series: pd.Series, column: str, where: str) -> np.ndarray:
-    """A column of whole numbers (batch labels, offsets) as exact int64: read as integers, never through a
-    float (labels above 2^53, commit times in ns, stay distinct); 1.5, inf and values beyond int64 are refused."""
-    if pd.api.types.is_integer_dtype(series.dtype) and not pd.api.types.is_unsigned_integer_dtype(series.dtype):
-        if not series.isna().any():
-            return series.to_numpy(dtype=np.int64)
-    values = series.to_numpy(dtype=object)
-    if not any(isinstance(v, (bool, np.bool_, float, np.floating)) for v in values):
-        fast = integer_text(values)
-        if fast is not None:
-            return fast
-    out = np.empty(len(series), dtype=np.int64)
-    for row, value in enumerate(values):
-        number = _whole(value)
-        if number is None:
-            raise InputError(f"{where}: column '{column}' row {row + 1}: {shown(value)} is not a whole number")
-        if not INT64_MIN <= number <= INT64_MAX:
-            raise InputError(f"{where}: column '{column}' row {row + 1}: {shown(value)} is beyond the 64-bit integer "
-                             "range (±9,223,372,036,854,775,807)")
-        out[row] = number
-    return out
-
-
-INT64_MIN, INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
-
-
-def _whole(value: object) -> int | None:
-    """One cell as an exact integer, or None if it is not a finite whole number."""
-    if isinstance(value, (bool, np.bool_)) or value is None:
-        return None
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return int(value) if np.isfinite(value) and float(value).is_integer() else None
-    try:
-        number = value if isinstance(value, Decimal) else Decimal(str(value).strip().replace("_", "x"))
-    except InvalidOperation:
-        return None
-    if not number.is_finite() or number != number.to_integral_value():
-        return None
-    return int(number) if number.adjusted() < 40 else INT64_MAX + 1  # (not a 10^999999999-digit int)

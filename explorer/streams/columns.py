@@ -1,0 +1,127 @@
+"""The columns of an events table that are not times (ids, keys, batches, partitions, Kafka offsets, values),
+each read as exact values or refused naming its row.
+
+A module of its own because these rules (whole numbers never through a float, one record per partition and
+offset) are about one column at a time, apart from how the rows become a stream (``loading``).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from explorer.errors import InputError
+from explorer.streams.times import integer_text, is_blank, shown
+
+
+def ids_column(frame: pd.DataFrame, where: str, is_mark: np.ndarray) -> np.ndarray:
+    """The events' ids (``e1``, ``e2``… by row when the file has none); watermark rows need none."""
+    if "id" not in frame.columns:
+        return np.array([f"e{i}" for i in range(1, len(frame) + 1)], dtype=object)
+    ids = frame["id"].astype(str).str.strip().to_numpy(dtype=object)
+    blank = np.array([is_blank(v) for v in frame["id"].to_numpy(dtype=object)]) & ~is_mark
+    if blank.any():
+        raise InputError(f"{where}: column 'id' row {int(np.flatnonzero(blank)[0]) + 1}: empty id")
+    ids[is_mark] = [f"watermark row {row}" for row in np.flatnonzero(is_mark) + 1]
+    dup = pd.Series(ids).duplicated(keep=False).to_numpy()
+    if dup.any():
+        rows = np.flatnonzero(dup)
+        first = ids[rows[0]]
+        same = [int(r) + 1 for r in rows if ids[r] == first]
+        raise InputError(f"{where}: column 'id': duplicate id {first!r} in rows {', '.join(map(str, same[:5]))}"
+                         f" ({int(pd.Series(ids).duplicated().sum())} duplicate(s) in all)")
+    return ids
+
+
+def text_column(frame: pd.DataFrame, column: str, n: int) -> np.ndarray:
+    if column not in frame.columns:
+        return np.full(n, "", dtype=object)
+    values = frame[column].to_numpy(dtype=object)
+    return np.array(["" if is_blank(v) else str(v).strip() for v in values], dtype=object)
+
+
+def batch_column(frame: pd.DataFrame, where: str) -> np.ndarray:
+    if "batch" not in frame.columns:
+        return np.zeros(len(frame), dtype=np.int64)
+    return whole_numbers(frame["batch"], "batch", where)
+
+
+def offset_column(frame: pd.DataFrame, where: str, is_mark: np.ndarray, partition: np.ndarray) -> np.ndarray:
+    """Kafka offsets (-1 without the column): whole, not negative, and one record per (partition, offset),
+    since a duplicate means two rows claim the same record (an export joined twice, a column misread)."""
+    if "offset" not in frame.columns:
+        return np.full(len(frame), -1, dtype=np.int64)
+    offsets = whole_numbers(frame["offset"].where(~is_mark, 0), "offset", where)  # watermark rows have none
+    negative = offsets < 0
+    if negative.any():
+        row = int(np.flatnonzero(negative)[0]) + 1
+        raise InputError(f"{where}: column 'offset' row {row}: {shown(frame['offset'].iloc[row - 1])} is negative; a "
+                         "Kafka offset counts from 0")
+    records = pd.DataFrame({"partition": partition, "offset": offsets})[~is_mark]
+    twice = records.duplicated(keep=False).to_numpy()
+    if twice.any():
+        first = records.iloc[int(np.flatnonzero(twice)[0])]
+        same = records.index[(records["partition"] == first["partition"]) & (records["offset"] == first["offset"])] + 1
+        raise InputError(f"{where}: column 'offset' rows {', '.join(map(str, same[:5]))}: partition "
+                         f"{first['partition'] or '(none)'!s} offset {first['offset']} twice; a Kafka record has one "
+                         "offset in its partition")
+    return offsets.astype(np.int64)
+
+
+def value_column(frame: pd.DataFrame, where: str) -> np.ndarray:
+    if "value" not in frame.columns:
+        return np.ones(len(frame), dtype=float)
+    values = frame["value"].to_numpy(dtype=object)
+    numeric = pd.to_numeric(frame["value"], errors="coerce").to_numpy(dtype=float)
+    bad = np.isnan(numeric) & ~np.array([is_blank(v) for v in values])
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0]) + 1
+        raise InputError(f"{where}: column 'value' row {row}: {shown(values[row - 1])} is not a number")
+    filled: npt.NDArray[np.float64] = np.nan_to_num(numeric, nan=0.0)
+    return filled
+
+
+def whole_numbers(series: pd.Series, column: str, where: str) -> np.ndarray:
+    """A column of whole numbers (batch labels, offsets) as exact int64: read as integers, never through a
+    float (labels above 2^53, commit times in ns, stay distinct); 1.5, inf and values beyond int64 are refused."""
+    if pd.api.types.is_integer_dtype(series.dtype) and not pd.api.types.is_unsigned_integer_dtype(series.dtype):
+        if not series.isna().any():
+            return series.to_numpy(dtype=np.int64)
+    values = series.to_numpy(dtype=object)
+    if not any(isinstance(v, (bool, np.bool_, float, np.floating)) for v in values):
+        fast = integer_text(values)
+        if fast is not None:
+            return fast
+    out = np.empty(len(series), dtype=np.int64)
+    for row, value in enumerate(values):
+        number = _whole(value)
+        if number is None:
+            raise InputError(f"{where}: column '{column}' row {row + 1}: {shown(value)} is not a whole number")
+        if not INT64_MIN <= number <= INT64_MAX:
+            raise InputError(f"{where}: column '{column}' row {row + 1}: {shown(value)} is beyond the 64-bit integer "
+                             "range (±9,223,372,036,854,775,807)")
+        out[row] = number
+    return out
+
+
+INT64_MIN, INT64_MAX = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
+
+
+def _whole(value: object) -> int | None:
+    """One cell as an exact integer, or None if it is not a finite whole number."""
+    if isinstance(value, (bool, np.bool_)) or value is None:
+        return None
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return int(value) if np.isfinite(value) and float(value).is_integer() else None
+    try:
+        number = value if isinstance(value, Decimal) else Decimal(str(value).strip().replace("_", "x"))
+    except InvalidOperation:
+        return None
+    if not number.is_finite() or number != number.to_integral_value():
+        return None
+    return int(number) if number.adjusted() < 40 else INT64_MAX + 1  # (not a 10^999999999-digit int)

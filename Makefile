@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test check lint venv kernel check-java bench bench-spark check-beam clean
+.PHONY: lab test check lint venv kernel check-java bench bench-spark check-beam engines test-engines clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null || { echo "error: Python 3.11 is needed (found: $(PYTHON))" >&2; exit 1; }
@@ -48,19 +48,27 @@ bench: kernel
 bench-spark: $(STAMP)
 	$(PY) benchmarks/bench_spark.py
 
-# the beam preset against the real Beam DirectRunner (dev/check_beam.py): apache-beam pins protobuf and pyarrow
-# apart from ours, so it gets a venv of its own; not part of `make test`
-BEAM_VENV := .beam-venv
-$(BEAM_VENV)/.installed:
-	$(PYTHON) -m venv $(BEAM_VENV)
-	$(BEAM_VENV)/bin/pip install --quiet apache-beam==2.77.0 pandas==2.3.3 pyyaml numba
+# the real engines, each in a venv of its own (their pins clash with ours and with each other: apache-flink pins
+# pyarrow 16, apache-beam protobuf < 7): `verify --engine flink|flink-java|beam|bytewax` runs the exported job there
+ENGINES_DIR := .engines
+ENGINE_PINS_flink := apache-flink==2.3.0
+ENGINE_PINS_beam := apache-beam==2.77.0 pandas==2.3.3
+ENGINE_PINS_bytewax := bytewax==0.21.1 pandas==2.3.3 pyarrow==26.0.1
+$(ENGINES_DIR)/%/.installed:
+	$(PYTHON) -m venv $(ENGINES_DIR)/$*
+	$(ENGINES_DIR)/$*/bin/pip install -qq --upgrade pip
+	$(ENGINES_DIR)/$*/bin/pip install -qq $(ENGINE_PINS_$*)
 	touch $@
 
-check-beam: $(BEAM_VENV)/.installed
+engines: $(ENGINES_DIR)/flink/.installed $(ENGINES_DIR)/beam/.installed $(ENGINES_DIR)/bytewax/.installed
+
+# the beam preset against the real Beam DirectRunner, pane by pane (dev/check_beam.py); not part of `make test`
+check-beam: $(ENGINES_DIR)/beam/.installed
+	$(ENGINES_DIR)/beam/bin/pip install --quiet pyyaml numba  # the script imports the explorer's core
 	for panes in accumulating discarding; do for window in tumbling sliding; do for allowed in 0 1500; do \
-	  PYTHONPATH=. $(BEAM_VENV)/bin/python dev/check_beam.py --window $$window --allowed $$allowed --panes $$panes \
-	    > $(BEAM_VENV)/check.log 2>&1 || { tail -20 $(BEAM_VENV)/check.log; exit 1; }; \
-	  grep -E '^(TOTAL|matched)' $(BEAM_VENV)/check.log; done; done; done
+	  PYTHONPATH=. $(ENGINES_DIR)/beam/bin/python dev/check_beam.py --window $$window --allowed $$allowed --panes $$panes \
+	    > $(ENGINES_DIR)/beam/check.log 2>&1 || { tail -20 $(ENGINES_DIR)/beam/check.log; exit 1; }; \
+	  grep -E '^(TOTAL|matched)' $(ENGINES_DIR)/beam/check.log; done; done; done
 
 clean:
-	rm -rf $(VENV) $(BEAM_VENV)
+	rm -rf $(VENV) $(ENGINES_DIR)

@@ -1,11 +1,11 @@
 """Dev experiment (not part of `make test`): the `beam` preset against the real Apache Beam Python DirectRunner.
 
-Run (apache-beam 2.77.0 needs protobuf < 7 and pyarrow < 26, so it has its own venv, .beam-venv, which
+Run (apache-beam 2.77.0 needs protobuf < 7 and pyarrow < 26, so it has its own venv, .engines/beam, which
 `make check-beam` builds before running the tumbling and sliding checks; explorer.core imports fine there, with
 beam's pyarrow 25):
 
-    make check-beam        # or, once .beam-venv exists:
-    PYTHONPATH=. .beam-venv/bin/python dev/check_beam.py --window tumbling --allowed 0
+    make check-beam        # or, once .engines/beam exists:
+    PYTHONPATH=. .engines/beam/bin/python dev/check_beam.py --window tumbling --allowed 0
         --window tumbling|sliding|session   (sizes: --size 3000 --slide 1000 --gap 2500, in ms)
         --allowed MS        allowed lateness (default 0)
         --cases N --seed N  random streams (default 3 from seed 1; case c uses Random(seed * 1000 + c));

@@ -11,7 +11,9 @@ from explorer.config import BatchSpec, WindowSpec
 from explorer.core import run
 from explorer.errors import InputError
 from explorer.streams import load_events
-from explorer.verify import Verdict, predicted_drops, predicted_windows, report, verify
+from explorer.verify import Verdict, predicted_firings, report, verify
+from explorer.verify.engines import ENGINE_JOBS
+from explorer.verify.spark import predicted_drops
 
 pytestmark = pytest.mark.spark  # the exported job starts its own Spark
 
@@ -37,9 +39,9 @@ def test_the_exported_job_reproduces_the_prediction_on_the_users_file(kafka_expo
     assert "def main(events, outdir)" in (tmp_path / "job.py").read_text()  # the user's program, kept
     # the comparison can fail: Spark's run held against the prediction for a 3 min delay differs in windows and drops
     other = run(stream, replace(config, time=replace(config.time, delay=180 * S)))
-    windows, still_open = predicted_windows(other)
-    differs = Verdict("spark", windows, verdict.engine_emitted, still_open, predicted_drops(other),
-                      verdict.engine_drops)
+    windows, still_open = predicted_firings(other, ENGINE_JOBS["spark"], config)
+    differs = Verdict("spark", windows, verdict.engine_emitted, still_open, predicted_drops=predicted_drops(other),
+                      engine_drops=verdict.engine_drops)
     assert not differs.identical and differs.drops_differ
     assert report(differs)[0].startswith("spark: DIFFERENT")
 
@@ -48,7 +50,7 @@ def test_verify_on_the_command_line_exits_0_when_identical(tmp_path, capsys):
     status = main(["verify", "--synthetic", "voltsp", "--scenario", "3", "--preset", "spark", "--window", "tumbling:10",
                    "--batches", "interval:1s", "--engine", "spark", "--work", str(tmp_path)])
     out = capsys.readouterr().out
-    assert status == 0 and out.startswith("spark: identical — 2 window(s)"), out
+    assert status == 0 and out.startswith("spark: identical — 2 firing(s) of 2 window(s)"), out
 
 
 def test_a_prediction_no_trigger_can_make_is_refused_before_spark_starts(tmp_path):

@@ -18,6 +18,7 @@ from explorer.config import (PRESETS, TIME_FIELDS, BatchSpec, RunConfig, WindowS
                              preset)
 from explorer.errors import InputError
 from explorer.export import TARGETS as EXPORT_TARGETS
+from explorer.verify.engines import ENGINE_JOBS as VERIFY_ENGINES
 from explorer.metrics import CURVE_POINTS, SECOND_KNOBS
 from explorer.streams import GENERATORS, Stream, generate, load_events
 from explorer.streams.loading import MissingColumns, parse_time_units
@@ -163,7 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
                                           "what the engine emitted against the prediction (exit 1 when they differ)")
     _add_source(p_ver, required_file=False)
     _add_config(p_ver)
-    p_ver.add_argument("--engine", required=True, choices=["spark"], help="the engine to run the exported job on")
+    p_ver.add_argument("--engine", required=True, choices=list(VERIFY_ENGINES),
+                       help="the engine to run the exported job on (all but spark need `make engines` once)")
     p_ver.add_argument("--work", metavar="DIR", help="keep the job, its input and its output here (default: a "
                                                      "temporary folder, removed afterwards)")
 

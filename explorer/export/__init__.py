@@ -18,7 +18,8 @@ from collections.abc import Callable
 from explorer.config import RunConfig
 from explorer.export.common import DEFAULT_SOURCE, ExportSource
 from explorer.export.jvm import beam_java, flink_java, kafka_streams_java, voltsp_java, voltsp_yaml
-from explorer.export.python import beam_python, bytewax, pyflink
+from explorer.export.bytewax_job import bytewax_job as bytewax
+from explorer.export.python import beam_python, pyflink
 from explorer.export.spark_job import spark_job as pyspark
 
 __all__ = ["DEFAULT_SOURCE", "TARGETS", "ExportSource", "beam_java", "beam_python", "bytewax", "export", "flink_java",

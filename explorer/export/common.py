@@ -59,10 +59,6 @@ def java_duration(micros: int) -> str:
     return f"Duration.ofMillis({micros // MS})"
 
 
-def py_timedelta(micros: int) -> str:
-    return f"timedelta(seconds={micros / 10**6:g})"
-
-
 def spark_interval(micros: int) -> str:
     return f"{micros / 10**6:g} seconds"
 

@@ -1,13 +1,13 @@
-"""Export snippets for the engines configured in Python: PyFlink, Bytewax and Beam's Python SDK (PySpark's is a
-whole program: ``spark_job``).
+"""Export snippets for the engines configured in Python: PyFlink and Beam's Python SDK (PySpark's and Bytewax's are
+whole programs: ``spark_job``, ``bytewax_job``).
 """
 
 from __future__ import annotations
 
 
 from explorer.config import LatePolicy, RunConfig, WindowKind
-from explorer.export.common import (DEFAULT_SOURCE, MS, ExportSource, beam_window_fn, comment, py_timedelta,
-                                    unsupported, watermark_lag)
+from explorer.export.common import (DEFAULT_SOURCE, MS, ExportSource, beam_window_fn, comment, unsupported,
+                                    watermark_lag)
 from explorer.timeutil import format_duration
 
 def pyflink(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
@@ -37,29 +37,6 @@ def pyflink(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
     chain.append(".reduce(lambda a, b: a + b)")
     lines.append("counts = (" + "\n          ".join(chain) + ")")
     notes = unsupported(config, "PyFlink", {"allowed", "side_output", "per_element"})
-    return comment("#", notes) + "\n".join(lines) + "\n"
-
-
-def bytewax(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
-    t = config.time
-    wait = t.bound + t.delay
-    if config.window.kind is WindowKind.SESSION:
-        windower = f"SessionWindower(gap={py_timedelta(config.window.gap)})"
-    elif config.window.kind is WindowKind.SLIDING:
-        windower = (f"SlidingWindower(length={py_timedelta(config.window.size)}, "
-                    f"offset={py_timedelta(config.window.slide)}, align_to=ALIGN_TO)")
-    else:
-        windower = f"TumblingWindower(length={py_timedelta(config.window.size)}, align_to=ALIGN_TO)"
-    lines = ["from datetime import datetime, timedelta, timezone",
-             "import bytewax.operators.windowing as win",
-             "from bytewax.operators.windowing import EventClock, SessionWindower, SlidingWindower, TumblingWindower",
-             "ALIGN_TO = datetime(1970, 1, 1, tzinfo=timezone.utc)",
-             f"clock = EventClock(lambda e: e.{source.event_time}, wait_for_system_duration={py_timedelta(wait)})",
-             f"windower = {windower}",
-             f"counts = win.count_window('count', keyed_stream, clock, windower, "
-             f"key=lambda e: {f'e.{source.key}' if source.key else repr('all')})",
-             "# counts.late holds the items the clock called late (as a stream of their own)"]
-    notes = unsupported(config, "Bytewax", {"side_output", "event_clock", "scope", "timestamp_rule"})
     return comment("#", notes) + "\n".join(lines) + "\n"
 
 

@@ -23,8 +23,7 @@ from dataclasses import dataclass
 
 from explorer.config import BatchKind, RunConfig, WindowKind
 from explorer.export.common import ExportSource, spark_interval, unsupported
-from explorer.streams.files import SUFFIXES
-from explorer.streams.times import TimeFormat
+from explorer.export.replay import READING, settings_block, source_settings
 
 
 @dataclass(frozen=True)
@@ -46,13 +45,6 @@ class Cadence:
         return f"one micro-batch per {spark_interval(self.trigger)} of arrival time (trigger processingTime)"
 
 
-def _time_spec(column: str | None, form: TimeFormat | None) -> tuple[str | None, str, str]:
-    """(column, kind, unit) for the job's ``to_micros``."""
-    if form is None:
-        return column, "number", "us"
-    return column, form.kind, form.unit
-
-
 def spark_job(config: RunConfig, source: ExportSource) -> str:
     """The program's text (see the module's docstring)."""
     window = config.window
@@ -62,22 +54,12 @@ def spark_job(config: RunConfig, source: ExportSource) -> str:
         grouping = f"F.window('event_ts', '{window.size} microseconds', '{window.slide} microseconds')"
     delay = config.time.delay + config.time.bound
     cadence = Cadence.of(config)
-    reader = SUFFIXES.get("." + (source.path or "events.csv").rsplit(".", 1)[-1].lower(), "csv")
-    settings = {
-        "READER": reader,
-        "EVENT_TIME": _time_spec(source.event_time, source.event_time_format),
-        "ARRIVAL_TIME": _time_spec(source.arrival_time, source.arrival_time_format),
-        "KEY": source.key,
-        "ID": source.id,
-        "TRIGGER_US": cadence.trigger,
-        "DELAY_US": delay,
-    }
+    settings = source_settings(source) | {"TRIGGER_US": cadence.trigger, "DELAY_US": delay}
     notes = unsupported(config, "Spark Structured Streaming", set())
     header = [f"# NOTE: {n}" for n in notes]
     header.append(f"# cadence: {cadence.describe()}")
     header.append(f"# watermark: withWatermark('event_ts', '{spark_interval(delay)}'); window: {window}")
-    body = _PROGRAM.replace("{GROUPING}", grouping).replace(
-        "{SETTINGS}", "\n".join(f"{name} = {value!r}" for name, value in settings.items()))
+    body = _PROGRAM.replace("{GROUPING}", grouping).replace("{SETTINGS}", settings_block(settings) + "\n" + READING + "\n")
     return "\n".join(header) + "\n" + body
 
 
@@ -105,46 +87,12 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 {SETTINGS}
-MICROS_PER = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": 0.001}
-
-
-def read_events(path):
-    if READER == "parquet":
-        return pd.read_parquet(path)
-    if READER == "json":
-        return pd.read_json(path, lines=True, dtype=False)
-    return pd.read_csv(path, dtype=str, keep_default_na=False)
-
-
-def to_micros(values, kind, unit):
-    """A time column as int64 µs, read as the explorer read it."""
-    if kind in ("iso", "timestamp"):
-        if kind == "iso":
-            values = pd.to_datetime(values.astype(str).str.strip(), format="ISO8601", utc=True)
-        elif getattr(values.dtype, "tz", None) is not None:
-            values = values.dt.tz_convert("UTC")
-        if getattr(values.dtype, "tz", None) is not None:
-            values = values.dt.tz_localize(None)
-        return values.to_numpy().astype("datetime64[us]").astype(np.int64)
-    numbers = pd.to_numeric(values).to_numpy(dtype=float)
-    return np.round(numbers * MICROS_PER[unit]).astype(np.int64)
-
-
 def staged_batches(frame):
     """(micro-batch number, rows) in arrival order: the events the job replays, one list per micro-batch."""
-    n = len(frame)
-    ids = frame[ID].astype(str).str.strip().to_numpy() if ID else np.array([f"e{i}" for i in range(1, n + 1)])
-    keys = frame[KEY].astype(str).str.strip().to_numpy() if KEY else np.full(n, "")
-    t = to_micros(frame[EVENT_TIME[0]], *EVENT_TIME[1:])
-    if ARRIVAL_TIME[0]:
-        arrival = to_micros(frame[ARRIVAL_TIME[0]], *ARRIVAL_TIME[1:])
-        order = np.lexsort([ids.astype(str), t, arrival])
-    else:  # the file's order is the arrival order; an event arrives with the newest event time so far
-        arrival = np.maximum.accumulate(t)
-        order = np.arange(n)
-    arrival = np.maximum.accumulate(arrival[order])
+    rows = events_in_arrival_order(frame)
+    arrival = np.array([r.pop("arrival") for r in rows], dtype=np.int64)
+    n = len(rows)
     batch = arrival // TRIGGER_US if TRIGGER_US else np.arange(n)
-    rows = [{"id": str(i), "key": str(k), "t": int(v)} for i, k, v in zip(ids[order], keys[order], t[order])]
     cuts = np.flatnonzero(np.diff(batch)) + 1
     return [[rows[j] for j in range(a, b)] for a, b in zip(np.r_[0, cuts], np.r_[cuts, n])]
 

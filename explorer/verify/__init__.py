@@ -1,0 +1,265 @@
+"""What you tune is what you deploy: export the job, run it with the real engine on the same file, and hold what
+the engine emitted against the prediction, firing by firing.
+
+The exported program is run as the user would run it, ``python job.py EVENTS OUTDIR`` (in the engine's own venv
+where its pins clash with ours: ``make engines``), in a process of its own, and read back from its output contract
+(docs/export.md): ``OUTDIR/emissions.jsonl`` and, where the engine hands refused events to the program,
+``OUTDIR/refused.jsonl``. Nothing of the explorer runs inside it, so agreement means the program the user carries
+away reproduces the prediction.
+
+Each engine's part (which firings it makes, what it refuses, what it needs of the configuration) is one record in
+:mod:`explorer.verify.engines`; this module is the comparison every engine shares.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from explorer.config import RunConfig
+from explorer.core import run
+from explorer.core.result import Result, Status
+from explorer.errors import EngineError, InputError
+from explorer.export.common import ExportSource
+from explorer.streams import Stream
+from explorer.streams.times import TimeFormat
+from explorer.verify.engines import ENGINE_JOBS, EngineJob
+from explorer.verify.spark import predicted_drops, read_drops
+
+__all__ = ["ENGINES", "Firing", "Verdict", "predicted_firings", "read_emissions", "report", "verify"]
+
+ENGINES = tuple(ENGINE_JOBS)
+JOB_TIMEOUT_SECONDS = 3_600
+
+
+@dataclass(frozen=True, order=True)
+class Firing:
+    """One emission as both sides report it: the window, which of its firings this is (1 for the first), the
+    events in it, and (Spark only, 0 elsewhere) the micro-batch that emitted it."""
+
+    key: str
+    start: int  # µs
+    end: int
+    revision: int
+    ids: tuple[str, ...]
+    micro_batch: int = 0
+
+
+@dataclass
+class Verdict:
+    """The prediction and the engine's run, side by side."""
+
+    engine: str
+    predicted: list[Firing]
+    engine_emitted: list[Firing]
+    still_open: int  # windows the prediction leaves open at the end of input that this engine never emits
+    # the ids of the events refused as late, where the engine hands them to the program (None: it does not)
+    predicted_refused: frozenset[str] | None = None
+    engine_refused: frozenset[str] | None = None
+    # rows dropped by the watermark per micro-batch, as Spark counts them: distinct (key, window) refused
+    predicted_drops: dict[int, int] = field(default_factory=dict)
+    engine_drops: dict[int, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)  # export, engine (start and run), compare
+
+    @property
+    def only_predicted(self) -> list[Firing]:
+        theirs = set(self.engine_emitted)
+        return [w for w in self.predicted if w not in theirs]
+
+    @property
+    def only_engine(self) -> list[Firing]:
+        ours = set(self.predicted)
+        return [w for w in self.engine_emitted if w not in ours]
+
+    @property
+    def drops_differ(self) -> list[int]:
+        """Micro-batches where the two count different drops."""
+        batches = sorted(set(self.predicted_drops) | set(self.engine_drops))
+        return [b for b in batches if self.predicted_drops.get(b, 0) != self.engine_drops.get(b, 0)]
+
+    @property
+    def refused_differ(self) -> bool:
+        return self.engine_refused is not None and self.engine_refused != self.predicted_refused
+
+    @property
+    def identical(self) -> bool:
+        return (sorted(self.predicted) == sorted(self.engine_emitted) and not self.drops_differ
+                and not self.refused_differ)
+
+
+def predicted_firings(result: Result, job: EngineJob, config: RunConfig) -> tuple[list[Firing], int]:
+    """The prediction's firings that ``job``'s engine makes, numbered per window in the order they happen, and how
+    many windows it leaves open at the end of input that the engine never emits."""
+    windows = result.windows
+    fired = windows[windows["reason"].isin(job.emits)]
+    revisions: dict[tuple[str, int, int], int] = defaultdict(int)
+    out = []
+    columns = zip(fired["emit_batch"].tolist(), fired["key"].tolist(), fired["start"].tolist(),
+                  fired["end"].tolist(), fired["ids"].tolist())
+    for batch, key, start, end, ids in columns:
+        span = (str(key), int(start), job.window_end(config, int(start), int(end)))
+        revisions[span] += 1
+        out.append(Firing(*span, revisions[span], tuple(sorted(map(str, ids))), int(batch) if job.per_batch else 0))
+    still_open = int((~windows["reason"].isin(job.emits) & (windows["reason"] == "END_OF_STREAM")).sum())
+    return out, still_open
+
+
+def predicted_refused(result: Result) -> frozenset[str]:
+    """The events the prediction refuses as late (to a side output, or dropped), by id."""
+    status = result.events["status"]
+    refused = status.isin([Status.SIDE_OUTPUT.value, Status.DROPPED.value])
+    return frozenset(map(str, result.events.loc[refused, "id"].tolist()))
+
+
+def _lines(path: Path, what: str) -> Iterator[tuple[int, Any]]:
+    try:
+        with path.open() as lines:
+            for number, line in enumerate(lines, 1):
+                if line.strip():
+                    yield number, json.loads(line)
+    except FileNotFoundError:
+        raise EngineError(f"the exported job wrote no {path.name}; it should be in {path.parent}") from None
+    except ValueError as error:
+        raise EngineError(f"{path}: a line is not {what} ({error.__class__.__name__})") from None
+
+
+def read_emissions(path: Path, per_batch: bool = False) -> list[Firing]:
+    """The job's ``emissions.jsonl`` (the output contract), each line checked, numbered per window by ``seq``."""
+    rows = []
+    for number, row in _lines(path, "an emission"):
+        try:
+            rows.append((int(row["seq"]), str(row["key"]), int(row["window_start"]), int(row["window_end"]),
+                         tuple(sorted(map(str, row["ids"]))), int(row["micro_batch"]) if per_batch else 0))
+        except (ValueError, KeyError, TypeError) as error:
+            raise EngineError(f"{path}: line {number} is not an emission ({error.__class__.__name__})") from None
+    revisions: dict[tuple[str, int, int], int] = defaultdict(int)
+    out = []
+    for _seq, key, start, end, ids, batch in sorted(rows):
+        revisions[key, start, end] += 1
+        out.append(Firing(key, start, end, revisions[key, start, end], ids, batch))
+    return out
+
+
+def read_refused(path: Path) -> frozenset[str]:
+    out = set()
+    for number, row in _lines(path, "a refused event"):
+        try:
+            out.add(str(row["id"]))
+        except (KeyError, TypeError) as error:
+            raise EngineError(f"{path}: line {number} is not a refused event ({error.__class__.__name__})") from None
+    return frozenset(out)
+
+
+def _events_file(stream: Stream, work: Path) -> tuple[Path, ExportSource]:
+    """The file the job reads: the user's own, or, for a built-in stream, its events written as µs numbers."""
+    source = ExportSource.of(stream)
+    if stream.source and Path(stream.source).is_file():
+        return Path(stream.source), replace(source, path=stream.source)
+    path = work / "events.csv"
+    ev = stream.events
+    frame = pd.DataFrame({"id": ev["id"], "key": ev["key"], "event_time": ev["event_time"],
+                          "arrival_time": ev["arrival_time"]})
+    frame.to_csv(path, index=False)
+    micros = TimeFormat("number", "us", given=True)
+    return path, ExportSource("event_time", "key" if stream.has_keys else None, micros, str(path), "arrival_time",
+                              micros, "id")
+
+
+def _run_job(command: list[str], job: Path, work: Path) -> float:
+    began = time.perf_counter()
+    try:
+        ran = subprocess.run(command, capture_output=True, text=True, timeout=JOB_TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise EngineError(f"the exported job ran over {JOB_TIMEOUT_SECONDS} s; its files are in {work}") from None
+    if ran.returncode != 0:
+        lines = [line for line in ran.stderr.splitlines() if line.strip()]
+        first = next((line for line in lines if "Error" in line or "Exception" in line), lines[-1] if lines else "")
+        raise EngineError(f"the exported job failed (exit {ran.returncode}): {first.strip()}; it is {job}")
+    return time.perf_counter() - began
+
+
+def verify(stream: Stream, config: RunConfig, engine: str, work: Path) -> Verdict:
+    """Export ``config`` for ``engine``, run it on ``stream``'s file in a process of its own, and compare."""
+    if engine not in ENGINE_JOBS:
+        raise InputError(f"verify: engine {engine!r} does not run here; use one of {', '.join(ENGINES)}")
+    job = ENGINE_JOBS[engine]
+    job.check(config)  # before anything is written or started
+    command = job.command()
+    seconds: dict[str, float] = {}
+    work.mkdir(parents=True, exist_ok=True)
+    began = time.perf_counter()
+    events, source = _events_file(stream, work)
+    program = work / job.file_name
+    program.write_text(job.program(config, source))
+    seconds["export"] = time.perf_counter() - began
+    out = work / "out"
+    seconds["engine"] = _run_job([*command, str(program), str(events), str(out)], program, work)
+    theirs = read_emissions(out / "emissions.jsonl", job.per_batch)
+    began = time.perf_counter()
+    result = run(stream, config)
+    ours, still_open = predicted_firings(result, job, config)
+    seconds["compare"] = time.perf_counter() - began
+    verdict = Verdict(engine, ours, theirs, still_open, seconds=seconds)
+    if job.refuses:
+        verdict.predicted_refused = predicted_refused(result)
+        verdict.engine_refused = read_refused(out / "refused.jsonl")
+    if job.per_batch:
+        verdict.predicted_drops = predicted_drops(result)
+        verdict.engine_drops = read_drops(out / "progress.jsonl")
+    return verdict
+
+
+def _firing(w: Firing) -> str:
+    key = f"key {w.key!r}, " if w.key else ""
+    batch = f", micro-batch {w.micro_batch}" if w.micro_batch else ""
+    nth = f", firing {w.revision}" if w.revision > 1 else ""
+    return f"{key}window [{w.start}, {w.end}) µs{nth}{batch}, {len(w.ids)} event(s)"
+
+
+def report(verdict: Verdict, limit: int = 5) -> list[str]:
+    """The comparison in words: the verdict first, then what each side has that the other lacks."""
+    n = len(verdict.predicted)
+    job = ENGINE_JOBS.get(verdict.engine)
+    lines = []
+    windows = len({(w.key, w.start, w.end) for w in verdict.predicted})
+    if verdict.identical:
+        where = "in the same micro-batches" if job and job.per_batch else "in the same order per window"
+        lines.append(f"{verdict.engine}: identical — {n:,} firing(s) of {windows:,} window(s), the same events in "
+                     f"each, {where}")
+    else:
+        lines.append(f"{verdict.engine}: DIFFERENT — predicted {n:,} firing(s), the engine made "
+                     f"{len(verdict.engine_emitted):,}")
+        for title, firings in (("only predicted", verdict.only_predicted), ("only from the engine", verdict.only_engine)):
+            if firings:
+                lines.append(f"  {title}: {len(firings):,}")
+                lines += [f"    {_firing(w)}" for w in firings[:limit]]
+    if verdict.engine_refused is not None:
+        if verdict.refused_differ:
+            ours, theirs = verdict.predicted_refused or frozenset(), verdict.engine_refused
+            lines.append(f"  refused as late: predicted {len(ours):,}, the engine {len(theirs):,}; only predicted: "
+                         f"{', '.join(sorted(ours - theirs)[:limit]) or '-'}; only from the engine: "
+                         f"{', '.join(sorted(theirs - ours)[:limit]) or '-'}")
+        else:
+            lines.append(f"  {len(verdict.engine_refused):,} event(s) refused as late, the same ones")
+    if job and job.per_batch:
+        dropped = sum(verdict.engine_drops.values())
+        if verdict.drops_differ:
+            batch = verdict.drops_differ[0]
+            lines.append(f"  drops differ in {len(verdict.drops_differ)} micro-batch(es); first, micro-batch {batch}: "
+                         f"predicted {verdict.predicted_drops.get(batch, 0)}, the engine dropped "
+                         f"{verdict.engine_drops.get(batch, 0)} (key, window) row(s)")
+        else:
+            lines.append(f"  {dropped:,} (key, window) row(s) dropped by the watermark, in the same micro-batches")
+    if verdict.still_open:
+        lines.append(f"  {verdict.still_open:,} window(s) still open at the end of input (the engine emits none of "
+                     "them)")
+    lines.append("  time: " + ", ".join(f"{name} {seconds:.1f} s" for name, seconds in verdict.seconds.items()))
+    return lines

@@ -32,12 +32,16 @@ lint: $(STAMP)
 
 # two workers: most of the suite's time is spent waiting on Spark and the browser, so two processes overlap it
 test: lint kernel check-java
-	$(PY) -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+	$(PY) -m pytest -n 2 --dist loadgroup -m "not engines" $(PYTEST_ARGS)
+
+# the exported jobs on the real engines (verify --engine flink|flink-java|beam|bytewax), each from its own venv
+test-engines: kernel check-java engines
+	$(PY) -m pytest -n 2 -m engines $(PYTEST_ARGS)
 
 # the edit loop: the core properties with a fifth of their examples, the engines' scenario suites, the CLI and the
 # UI's kernel side; no Spark, no browser, no packaging
 check: lint kernel
-	WX_EXAMPLES=0.2 $(PY) -m pytest -q -n 2 -m "not spark and not browser and not slow" $(PYTEST_ARGS)
+	WX_EXAMPLES=0.2 $(PY) -m pytest -q -n 2 -m "not spark and not browser and not slow and not engines" $(PYTEST_ARGS)
 
 bench: kernel
 	$(PY) benchmarks/bench_families.py

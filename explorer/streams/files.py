@@ -161,7 +161,7 @@ def _read(path: Path, fmt: str, gzipped: bool = False) -> pd.DataFrame:
                         else path.open(encoding="utf-8", newline=""))
             return frame
         if fmt == "parquet":
-            return pd.read_parquet(path)
+            return read_parquet(path)
         return _read_json_lines(path, gzipped)
     except InputError:
         raise
@@ -177,6 +177,33 @@ def _read(path: Path, fmt: str, gzipped: bool = False) -> pd.DataFrame:
         raise InputError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} is not UTF-8)") from None
     except Exception as exc:  # parser libraries raise many types; the user needs one sentence
         raise InputError(f"{path}: cannot be read as {fmt.upper()} ({exc.__class__.__name__}: {_one_line(exc)})") from None
+
+
+def read_parquet(source: Path | IO[bytes]) -> pd.DataFrame:
+    """A Parquet file as a table, its struct columns flattened to dotted columns (``payload.after.ts``) with their
+    own types: pandas would turn a struct into dicts, its timestamps into bare integers. A flattened name the
+    file also has as a top-level column is dropped, so the literal column wins, as for JSON."""
+    import pyarrow as pa  # here, not at import: the CLI starts faster for CSV
+    import pyarrow.parquet as pq
+    import pyarrow.types as types
+
+    table = pq.read_table(source)
+    if not any(types.is_struct(field.type) for field in table.schema):
+        plain: pd.DataFrame = table.to_pandas()
+        return plain
+    literal = set(table.column_names)
+    names, arrays = [], []
+    pending = list(zip(table.column_names, table.columns))
+    while pending:
+        name, array = pending.pop(0)
+        if types.is_struct(array.type):
+            children = [(f"{name}.{array.type.field(i).name}", child) for i, child in enumerate(array.flatten())]
+            pending[:0] = [(n, c) for n, c in children if n not in literal]
+        else:
+            names.append(name)
+            arrays.append(array)
+    flat: pd.DataFrame = pa.table(arrays, names=names).to_pandas()
+    return flat
 
 
 def check_width(frame: pd.DataFrame, where: str, text: Callable[[], IO[str]]) -> None:

@@ -19,7 +19,7 @@ import pandas as pd
 from explorer.errors import InputError
 from explorer.streams.columns import batch_column, ids_column, offset_column, text_column, value_column
 from explorer.streams.files import MAX_FILE_BYTES, expand_paths, read_checked
-from explorer.streams.mapping import MissingColumns, map_columns
+from explorer.streams.mapping import MissingColumns, column_values, map_columns
 from explorer.streams.stream import Stream
 from explorer.streams.times import MICROS_PER, TimeFormat, consistent, is_blank, read_times, shown
 
@@ -71,9 +71,10 @@ def _files_agree(paths: list[Path], frames: list[pd.DataFrame], formats: list[di
                                  f"{first.describe()}; the files of one stream must write times the same way")
     seen: dict[str, tuple[Path, int]] = {}
     for path, frame in zip(paths, frames):
-        if id_column not in frame.columns:
+        ids = column_values(frame, id_column, str(path))
+        if ids is None:
             continue
-        for row, value in enumerate(frame[id_column].astype(str).str.strip(), start=1):
+        for row, value in enumerate(ids.astype(str).str.strip(), start=1):
             if value in seen:
                 other, other_row = seen[value]
                 raise InputError(f"{path}: column 'id' row {row}: duplicate id {value!r}, also in {other.name} row "

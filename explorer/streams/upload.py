@@ -16,7 +16,7 @@ import pandas as pd
 
 from explorer.budget import BYTES_PER_LOADED_ROW, BYTES_PER_TEXT_BYTE, check_load, text_bytes
 from explorer.errors import InputError
-from explorer.streams.files import SUFFIXES, check_width
+from explorer.streams.files import SUFFIXES, check_width, read_parquet
 
 MAX_UPLOAD_BYTES = 200 * 1024**2
 MAX_UPLOAD_ROWS = 10_000_000  # the largest trace the product is built for
@@ -85,7 +85,7 @@ def read_upload(name: str, content: bytes) -> Upload:
         elif kind == "json":
             frame = pd.read_json(io.BytesIO(content), lines=True, dtype=False)
         else:
-            frame = pd.read_parquet(io.BytesIO(content))
+            frame = read_parquet(io.BytesIO(content))
     except InputError:
         raise
     except pd.errors.EmptyDataError:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import gzip
-import json
 import re
 import stat as stat_module
 import zlib
@@ -21,6 +20,7 @@ import pandas as pd
 
 from explorer.budget import BYTES_PER_LOADED_ROW, BYTES_PER_TEXT_BYTE, check_load, text_bytes
 from explorer.errors import InputError
+from explorer.streams.json_records import records
 
 MAX_FILE_BYTES = 2 * 1024**3
 
@@ -162,7 +162,7 @@ def _read(path: Path, fmt: str, gzipped: bool = False) -> pd.DataFrame:
             return frame
         if fmt == "parquet":
             return read_parquet(path)
-        return _read_json_lines(path, gzipped)
+        return _read_json(path, gzipped)
     except InputError:
         raise
     except pd.errors.EmptyDataError:
@@ -236,17 +236,9 @@ def _one_line(exc: Exception) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
-def _read_json_lines(path: Path, gzipped: bool = False) -> pd.DataFrame:
-    rows = []
-    with gzip.open(path, "rt", encoding="utf-8") if gzipped else path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"{path}: line {line_no} is not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise InputError(f"{path}: line {line_no} is not a JSON object")
-            rows.append(row)
-    return pd.DataFrame(rows)
+def _read_json(path: Path, gzipped: bool = False) -> pd.DataFrame:
+    """JSON lines or a JSON array of objects (``json_records``), as a table."""
+    def open_text() -> IO[str]:
+        return gzip.open(path, "rt", encoding="utf-8") if gzipped else path.open(encoding="utf-8")
+
+    return pd.DataFrame(list(records(open_text, str(path))))

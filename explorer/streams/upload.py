@@ -17,6 +17,7 @@ import pandas as pd
 from explorer.budget import BYTES_PER_LOADED_ROW, BYTES_PER_TEXT_BYTE, check_load, text_bytes
 from explorer.errors import InputError
 from explorer.streams.files import SUFFIXES, check_width, read_parquet
+from explorer.streams.json_records import records
 
 MAX_UPLOAD_BYTES = 200 * 1024**2
 MAX_UPLOAD_ROWS = 10_000_000  # the largest trace the product is built for
@@ -57,7 +58,8 @@ class Upload:
 
 
 def read_upload(name: str, content: bytes) -> Upload:
-    """Read uploaded bytes as CSV, JSON lines or Parquet (never pickle or eval), after checking their size."""
+    """Read uploaded bytes as CSV, JSON (lines or an array) or Parquet (never pickle or eval), after checking their
+    size; JSON as a file on disk is read, so an upload and ``load_events`` see the same table."""
     if not content:
         raise InputError(f"{name}: the file is empty (no events)")
     if len(content) > MAX_UPLOAD_BYTES:
@@ -83,7 +85,7 @@ def read_upload(name: str, content: bytes) -> Upload:
             frame = pd.read_csv(io.BytesIO(content), dtype=str, keep_default_na=False, skipinitialspace=True)
             check_width(frame, name, lambda: io.StringIO(content.decode("utf-8"), newline=""))
         elif kind == "json":
-            frame = pd.read_json(io.BytesIO(content), lines=True, dtype=False)
+            frame = pd.DataFrame(list(records(lambda: io.StringIO(content.decode("utf-8")), name)))
         else:
             frame = read_parquet(io.BytesIO(content))
     except InputError:

@@ -49,8 +49,14 @@ def _add_source(parser: argparse.ArgumentParser, required_file: bool) -> None:
     parser.add_argument("--time-unit", default="auto", metavar="UNIT",
                         help="what numeric times count: auto (default: each column detected; epoch numbers by their "
                              "size), s, ms, us or ns for every time column, or per column: arrival_time=ms,ts=s")
+    parser.add_argument("--timezone", metavar="ZONE",
+                        help="the IANA zone naive date-times were written in (Europe/Berlin, America/New_York); "
+                             "default UTC. Times with an offset and epoch numbers keep theirs. A local time the "
+                             "clocks skipped is refused; one they repeated is taken at its first occurrence")
     for column in COLUMN_OPTIONS:
-        parser.add_argument(f"--{column.replace('_', '-')}-col", metavar="NAME", help=f"the file's column for {column}")
+        parser.add_argument(f"--{column.replace('_', '-')}-col", metavar="NAME",
+                            help=f"the file's column for {column} (a dotted path reaches into nested records: "
+                                 "payload.after.ts)")
 
 
 def _add_generator_options(parser: argparse.ArgumentParser) -> None:
@@ -219,13 +225,15 @@ def load_source(args: argparse.Namespace, event_time_column: str | None = None) 
     if event_time_column and "event_time" not in columns:  # the YAML's eventTimeExtractor names the column
         columns["event_time"] = event_time_column
         try:
-            return load_events(args.events, time_unit=parse_time_units(args.time_unit), columns=columns)
+            return load_events(args.events, time_unit=parse_time_units(args.time_unit), columns=columns,
+                               timezone=args.timezone)
         except MissingColumns as exc:
             if event_time_column in exc.missing:
                 raise InputError(f"{exc}; the config's eventTimeExtractor names it (give --event-time-col to use "
                                  "another)") from None
             raise
-    return load_events(args.events, time_unit=parse_time_units(args.time_unit), columns=columns or None)
+    return load_events(args.events, time_unit=parse_time_units(args.time_unit), columns=columns or None,
+                       timezone=args.timezone)
 
 
 def build_config(args: argparse.Namespace) -> tuple[RunConfig, str | None]:

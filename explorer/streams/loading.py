@@ -19,9 +19,10 @@ import pandas as pd
 from explorer.errors import InputError
 from explorer.streams.columns import batch_column, ids_column, offset_column, text_column, value_column
 from explorer.streams.files import MAX_FILE_BYTES, expand_paths, read_checked
-from explorer.streams.mapping import MissingColumns, column_values, map_columns
+from explorer.streams.mapping import MissingColumns, column_values, field_names, map_columns
 from explorer.streams.stream import Stream
 from explorer.streams.times import MICROS_PER, TimeFormat, consistent, is_blank, read_times, shown
+from explorer.streams.zones import time_zone
 
 TimeUnits = str | dict[str, str] | None
 TIME_COLUMNS = ("event_time", "arrival_time")
@@ -34,14 +35,16 @@ def load_events(
     time_unit: TimeUnits = None,
     columns: dict[str, str] | None = None,
     max_bytes: int = MAX_FILE_BYTES,
+    timezone: str | None = None,
 ) -> Stream:
     """Load and validate an events file, several files, or a directory of them (read in name order).
 
     ``columns`` maps our names (id, key, event_time, arrival_time, batch, partition, value) to the
     file's own column names, for files that call event time ``ts`` and so on. ``time_unit`` is what numeric
     times count (s, ms, us, ns) for every time column, or per column ({"arrival_time": "ms"}); by default
-    each column's format is detected (``streams/times.py``). Several files are one stream: their rows are
-    put in arrival order together, so how rows are split into files never matters.
+    each column's format is detected (``streams/times.py``). ``timezone`` (an IANA name) is where naive
+    date-times were written; by default they are read as UTC (``streams/zones.py``). Several files are one
+    stream: their rows are put in arrival order together, as if the files were one in name order.
     """
     paths = expand_paths(path)
     if len(paths) > 1:
@@ -49,14 +52,16 @@ def load_events(
         for part in paths:
             frame = read_checked(part, max_bytes)
             formats.append(stream_from_frame(frame, name=part.name, time_unit=time_unit, columns=columns,
-                                             source=str(part)).time_formats)
+                                             source=str(part), timezone=timezone).time_formats)
             frames.append(frame)
         _files_agree(paths, frames, formats, (columns or {}).get("id", "id"))
         return stream_from_frame(pd.concat(frames, ignore_index=True), name=Path(path if isinstance(path, (str, Path))
-                                 else paths[0].parent).name, time_unit=time_unit, columns=columns)
+                                 else paths[0].parent).name, time_unit=time_unit, columns=columns,
+                                 timezone=timezone)
     path = paths[0]
     frame = read_checked(path, max_bytes)
-    return stream_from_frame(frame, name=path.name, time_unit=time_unit, columns=columns, source=str(path))
+    return stream_from_frame(frame, name=path.name, time_unit=time_unit, columns=columns, source=str(path),
+                             timezone=timezone)
 
 
 def _files_agree(paths: list[Path], frames: list[pd.DataFrame], formats: list[dict[str, TimeFormat]],
@@ -88,11 +93,14 @@ def stream_from_frame(
     time_unit: TimeUnits = None,
     columns: dict[str, str] | None = None,
     source: str | None = None,
+    timezone: str | None = None,
 ) -> Stream:
-    """Validate a table (from a file, a generator or an upload) and build a Stream in arrival order."""
+    """Validate a table (from a file, a generator or an upload) and build a Stream in arrival order; naive
+    date-times are read in ``timezone`` (an IANA name), or as UTC when it is None."""
     where = source or name
     units = time_units(time_unit, columns)
-    file_columns = ", ".join(map(str, frame.columns))  # as the file names them, for the messages below
+    zone = time_zone(timezone) if timezone is not None else None
+    file_columns = field_names(frame)  # as the file names them, for the messages below
     frame = map_columns(frame, columns, where)
     if len(frame) == 0:
         raise InputError(f"{where}: no events (the file has a header but no rows)")
@@ -102,11 +110,12 @@ def stream_from_frame(
     n = len(frame)
     is_mark = _watermark_rows(frame, where)
     formats: dict[str, TimeFormat] = {}
-    event_time, formats["event_time"] = read_times(frame["event_time"], "event_time", units.get("event_time"), where)
+    event_time, formats["event_time"] = read_times(frame["event_time"], "event_time", units.get("event_time"), where,
+                                                   zone)
     has_arrival = "arrival_time" in frame.columns
     if has_arrival:
         arrival_time, formats["arrival_time"] = read_times(frame["arrival_time"], "arrival_time",
-                                                           units.get("arrival_time"), where)
+                                                           units.get("arrival_time"), where, zone)
         consistent(formats, where)
     else:  # the newest event time so far (a watermark row's own time is not an event's)
         seen = pd.Series(np.where(is_mark, np.nan, event_time.astype(float))).cummax().ffill().bfill()

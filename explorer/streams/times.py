@@ -1,11 +1,13 @@
 """Reading a time column as its writer meant it, and saying how it was read.
 
 Each time column gets its own format, detected or given:
-- ISO-8601 strings, with any offset (converted to UTC) or with none (read as UTC, and said so);
+- ISO-8601 strings, with any offset (converted to UTC) or with none (read as UTC, or as local time in the zone
+  ``--timezone`` names: ``zones``; said either way);
 - numbers since the Unix epoch in s, ms, µs or ns, recognised by magnitude: a column whose median reads as a
   date between 1990 and 2100 in exactly one unit is an epoch in that unit (Kafka's epoch ms, Spark's µs);
 - other numbers are relative times, in seconds unless a unit is given (the built-in streams, 003's table);
-- typed columns (Parquet and Arrow timestamps with or without a zone, durations) in their own units.
+- typed columns (Parquet and Arrow timestamps with or without a zone, durations) in their own units; a naive
+  timestamp is read in the given zone as naive ISO text is.
 
 Times end as int64 µs, exactly: numbers are read as integers or decimals (never through a float), ISO text
 with up to 9 fractional digits and typed columns through their integer ticks, and each is rounded to the µs
@@ -21,11 +23,13 @@ import re
 from dataclasses import dataclass
 from decimal import ROUND_HALF_EVEN, Context, Decimal, InvalidOperation
 from typing import Any, NoReturn
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import pandas as pd
 
 from explorer.errors import InputError
+from explorer.streams.zones import localize
 
 MICROS_PER = {"s": 1_000_000.0, "ms": 1_000.0, "us": 1.0, "ns": 0.001}
 UNIT_WORDS = {"s": "seconds", "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds"}
@@ -43,12 +47,15 @@ _ZONE = re.compile(r"(Z|[+-]\d{2}(:?\d{2})?)$", re.IGNORECASE)
 @dataclass(frozen=True)
 class TimeFormat:
     """How one time column was written: ``kind`` is iso, epoch, number (relative), timestamp (a typed
-    column) or duration; ``unit`` is the numbers' unit; ``zone`` says how the zone was taken."""
+    column) or duration; ``unit`` is the numbers' unit; ``zone`` says how the zone was taken: "utc" (the
+    values carry one), "none" (naive: read as UTC, or in ``local``, the zone the user named)."""
 
     kind: str
     unit: str = "s"
     zone: str = ""
     given: bool = False  # the user said so (else it was detected)
+    local: str = ""  # the IANA zone naive times were read in ("" when naive times are read as UTC)
+    earlier: int = 0  # ambiguous local times (a fall-back overlap) taken at their first occurrence
 
     @property
     def absolute(self) -> bool:
@@ -59,27 +66,42 @@ class TimeFormat:
     def naive(self) -> bool:
         return self.zone == "none"
 
+    @property
+    def unzoned(self) -> bool:
+        """Naive, and read as UTC for want of a zone: beside zoned times it would shift by an unknown offset."""
+        return self.naive and not self.local
+
+    def read_as(self) -> str:
+        """How naive times were placed: in the zone given, or in UTC by default (said, with the way out)."""
+        if not self.local:
+            return "no time zone, read as UTC (--timezone ZONE for local times)"
+        overlap = (f"; {self.earlier} ambiguous (the clocks fell back) taken at their first occurrence"
+                   if self.earlier else "")
+        return f"no time zone, read as local time in {self.local}{overlap}"
+
     def describe(self) -> str:
         how = "given" if self.given else "detected"
         if self.kind == "iso":
-            zone = "no time zone, read as UTC" if self.naive else "with a UTC offset"
+            zone = self.read_as() if self.naive else "with a UTC offset"
             return f"ISO-8601 date-times ({zone})"
         if self.kind == "epoch":
             return f"Unix epoch {UNIT_WORDS[self.unit]} ({how})"
         if self.kind == "timestamp":
-            return "timestamps" + (" (no time zone, read as UTC)" if self.naive else " (with a time zone)")
+            return "timestamps" + (f" ({self.read_as()})" if self.naive else " (with a time zone)")
         if self.kind == "duration":
             return "durations"
         return f"{UNIT_WORDS[self.unit]} (relative, {how})"
 
 
-def read_times(series: pd.Series, column: str, unit: str | None, where: str) -> tuple[np.ndarray, TimeFormat]:
+def read_times(series: pd.Series, column: str, unit: str | None, where: str,
+               zone: ZoneInfo | None = None) -> tuple[np.ndarray, TimeFormat]:
     """A column's values as int64 µs, and the format they were read in. ``unit`` (s, ms, us, ns) says what
-    numbers count; None detects it; ISO text and typed columns carry their own."""
+    numbers count; None detects it; ISO text and typed columns carry their own. ``zone`` is where naive
+    date-times were written (None: UTC); times with an offset or a zone, and numbers, are not affected."""
     if pd.api.types.is_bool_dtype(series.dtype):
         raise InputError(f"{where}: column '{column}' holds true/false values, not times")
     if pd.api.types.is_datetime64_any_dtype(series.dtype):
-        return _typed_instants(series, column, where)
+        return _typed_instants(series, column, where, zone)
     if pd.api.types.is_timedelta64_dtype(series.dtype):
         return _ticks_to_micros(series.to_numpy(), column, where), TimeFormat("duration", "us")
     values = series.to_numpy(dtype=object)
@@ -99,7 +121,7 @@ def read_times(series: pd.Series, column: str, unit: str | None, where: str) -> 
         first_num, first_text = int(np.flatnonzero(is_number)[0]) + 1, int(np.flatnonzero(~is_number)[0]) + 1
         raise InputError(f"{where}: column '{column}' mixes time formats: row {first_num} is a number "
                          f"({shown(values[first_num - 1])}), row {first_text} is text ({shown(values[first_text - 1])})")
-    return _iso(values, column, where)  # (a unit counts numbers; ISO text carries its own)
+    return _iso(values, column, where, zone)  # (a unit counts numbers; ISO text carries its own)
 
 
 def _numbers(series: pd.Series, numeric: np.ndarray, column: str, unit: str | None,
@@ -260,7 +282,7 @@ def epoch_unit(numeric: np.ndarray) -> str | None:
     return fits[0] if len(fits) == 1 else None
 
 
-def _iso(values: np.ndarray, column: str, where: str) -> tuple[np.ndarray, TimeFormat]:
+def _iso(values: np.ndarray, column: str, where: str, zone: ZoneInfo | None) -> tuple[np.ndarray, TimeFormat]:
     text = pd.Series(values).astype(str).str.strip()
     parsed = pd.to_datetime(text, format="ISO8601", utc=True, errors="coerce")
     bad = parsed.isna().to_numpy()
@@ -278,19 +300,29 @@ def _iso(values: np.ndarray, column: str, where: str) -> tuple[np.ndarray, TimeF
         row = int(np.flatnonzero(digits > 9)[0]) + 1
         raise InputError(f"{where}: column '{column}' row {row}: {shown(values[row - 1])} has more than 9 fractional "
                          "digits (nanoseconds are the finest read)")
-    micros = _ticks_to_micros(parsed.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy(), column, where)
-    return micros, TimeFormat("iso", "us", "utc" if zoned.all() else "none")
+    utc = parsed.dt.tz_convert("UTC").dt.tz_localize(None)  # naive text: its wall clock, as if in UTC
+    earlier = 0
+    if zone is not None and not zoned.all():
+        utc, earlier = localize(utc, zone, column, where, values)
+    micros = _ticks_to_micros(utc.to_numpy(), column, where)
+    local = zone.key if zone is not None and not zoned.all() else ""
+    return micros, TimeFormat("iso", "us", "utc" if zoned.all() else "none", local=local, earlier=earlier)
 
 
-def _typed_instants(series: pd.Series, column: str, where: str) -> tuple[np.ndarray, TimeFormat]:
+def _typed_instants(series: pd.Series, column: str, where: str,
+                    zone: ZoneInfo | None) -> tuple[np.ndarray, TimeFormat]:
     naive = getattr(series.dtype, "tz", None) is None
     if series.isna().any():
         row = int(np.flatnonzero(series.isna().to_numpy())[0]) + 1
         raise InputError(f"{where}: column '{column}' row {row}: empty time")
     utc = series if naive else series.dt.tz_convert("UTC").dt.tz_localize(None)
+    earlier, local = 0, ""
+    if naive and zone is not None:
+        utc, earlier = localize(series, zone, column, where, series.to_numpy(dtype=object))
+        local = zone.key
     micros = _ticks_to_micros(utc.to_numpy(), column, where)
     _instants_in_range(micros, column, where, series)
-    return micros, TimeFormat("timestamp", "us", "none" if naive else "utc")
+    return micros, TimeFormat("timestamp", "us", "none" if naive else "utc", local=local, earlier=earlier)
 
 
 def _ticks_to_micros(stamps: np.ndarray, column: str, where: str) -> np.ndarray:
@@ -327,7 +359,7 @@ def consistent(formats: dict[str, TimeFormat], where: str) -> None:
         raise InputError(f"{where}: {absolute} holds {formats[absolute].describe()} but {relative} holds "
                          f"{formats[relative].describe()}; give {relative} as instants too (or its unit, "
                          f"e.g. --time-unit {relative}=ms)")
-    if fa.absolute and fa.naive != fb.naive:
-        naive, zoned = (a, b) if fa.naive else (b, a)
+    if fa.absolute and fa.unzoned != fb.unzoned:
+        naive, zoned = (a, b) if fa.unzoned else (b, a)
         raise InputError(f"{where}: {naive} has no time zone but {zoned} does; add the zone to {naive} "
-                         "(e.g. a trailing Z for UTC)")
+                         "(e.g. a trailing Z for UTC), or name it with --timezone")

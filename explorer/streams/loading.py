@@ -199,19 +199,42 @@ def processing_clock(arrival: np.ndarray) -> tuple[np.ndarray, int]:
 
 def arrival_order(events: pd.DataFrame, has_arrival: bool, has_batch: bool,
                   is_mark: np.ndarray | None = None) -> np.ndarray:
-    """Row order in which the worker sees the events: by batch, then arrival time. Events arriving at the
-    same instant are taken by event time, then id, so the order never depends on how rows were split
-    into files; a watermark row comes after the events that arrive with it. Without an arrival_time column
-    the file order is the arrival order."""
+    """Row order in which the worker sees the events: by batch, then arrival time. Without an arrival_time
+    column the file order is the arrival order.
+
+    At one arrival instant (and batch), a watermark row stays where the file puts it among the events of that
+    instant: the events written before it come before it, those after it after (issue 34: a@1 at 0, watermark 10
+    at 5, x@3 at 5 makes x late, as a test harness replaying the file row by row does). Events between the same
+    watermark rows of an instant are taken by event time, then id, so their order never depends on how rows were
+    split into files or shuffled within them."""
     keys = []
     if has_arrival:
-        keys = [events["id"].to_numpy(dtype=str), events["event_time"].to_numpy(),
-                np.zeros(len(events), dtype=bool) if is_mark is None else is_mark, events["arrival_time"].to_numpy()]
-    if has_batch:
-        keys.append(events["batch"].to_numpy())
+        mark = np.zeros(len(events), dtype=bool) if is_mark is None else np.asarray(is_mark, dtype=bool)
+        instant = [events["arrival_time"].to_numpy()] + ([events["batch"].to_numpy()] if has_batch else [])
+        keys = [events["id"].to_numpy(dtype=str), events["event_time"].to_numpy(), mark,
+                _marks_before(mark, instant), *instant]
+    elif has_batch:
+        keys = [events["batch"].to_numpy()]
     if not keys:
         return np.arange(len(events))
     return np.lexsort(keys)
+
+
+def _marks_before(mark: np.ndarray, instant: list[np.ndarray]) -> np.ndarray:
+    """For each row, how many watermark rows the file holds before it at the same instant (``instant``: lexsort
+    keys, the last one primary)."""
+    order = np.lexsort(instant)  # stable: file order within an instant
+    sorted_keys = [key[order] for key in instant]
+    same = np.ones(len(order), dtype=bool)  # the row is at the instant of the row before it
+    same[:1] = False
+    for key in sorted_keys:
+        same[1:] &= key[1:] == key[:-1]
+    starts = ~same  # True where a new instant begins (row 0 included)
+    seen = np.cumsum(mark[order]) - mark[order]  # marks strictly before, in the whole sorted order
+    base = np.maximum.accumulate(np.where(starts, seen, 0))  # …up to the instant's first row
+    before = np.empty(len(order), dtype=np.int64)
+    before[order] = seen - base
+    return before
 
 
 def read_in_batches(stream: Stream, batch: np.ndarray) -> Stream:

@@ -12,13 +12,16 @@ three rules, each worth one sentence and a few examples.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from explorer.config import FIELD_BY_OPTION, TIME_FIELDS, BatchSpec, RunConfig, WindowSpec, apply_delay, preset, time_option
+from explorer.compare_cause import Counterfactuals
+from explorer.config import FIELD_BY_OPTION, BatchSpec, RunConfig, WindowSpec, apply_delay, preset, time_option
 from explorer.core import Result, run
 from explorer.errors import InputError
 from explorer.streams import Stream
@@ -26,6 +29,7 @@ from explorer.timeutil import format_instant, human_duration, parse_duration
 
 EXAMPLES_PER_GROUP = 10  # kept per group; the CLI lists --limit of them, the explorer all
 IDS_SHOWN = 6
+CAUSES_SHOWN = 3
 
 @dataclass
 class Disagreement:
@@ -39,6 +43,7 @@ class Disagreement:
     seen: dict[str, str]
     pattern: tuple[str, ...] = ()  # per side, what it did in a word or two: the group this belongs to
     emitted_at: tuple[int | None, ...] = ()  # per side, a window's first emission time (µs, arrival clock)
+    row: int | None = None  # an event's row in the stream
 
     def to_dict(self, unit: float) -> dict[str, Any]:
         if self.kind == "window":
@@ -51,13 +56,19 @@ class Disagreement:
 
 @dataclass(frozen=True)
 class DisagreementGroup:
-    """Disagreements of one kind: what each side did, how many times, why in one line, and a few examples."""
+    """Disagreements of one kind: what each side did, how many times, why in one line, the setting that settles
+    them (``cause``), and a few examples."""
 
     kind: str
     pattern: dict[str, str]
     count: int
-    why: str
+    reason: str
+    cause: str
     examples: tuple[Disagreement, ...]
+
+    @property
+    def why(self) -> str:
+        return f"{self.reason}. {self.cause}"
 
     @property
     def title(self) -> str:
@@ -65,7 +76,7 @@ class DisagreementGroup:
         return f"{self.count:,} {self.kind}{'s' if self.count != 1 else ''} — {what}"
 
     def to_dict(self, unit: float) -> dict[str, Any]:
-        return {"kind": self.kind, "count": self.count, "pattern": self.pattern, "why": self.why,
+        return {"kind": self.kind, "count": self.count, "pattern": self.pattern, "why": self.reason, "cause": self.cause,
                 "examples": [d.to_dict(unit) for d in self.examples]}
 
 
@@ -73,8 +84,13 @@ class DisagreementGroup:
 class Comparison:
     results: dict[str, Result]
     disagreements: list[Disagreement]
+    stream: Stream
 
-    @property
+    @cached_property
+    def counterfactuals(self) -> Counterfactuals:
+        return Counterfactuals(self.stream, self.results)
+
+    @cached_property
     def groups(self) -> list[DisagreementGroup]:
         return group_disagreements(self)
 
@@ -113,7 +129,7 @@ def compare(stream: Stream, sides: dict[str, RunConfig]) -> Comparison:
     if len(sides) < 2:
         raise InputError("compare needs at least two presets")
     results = {label: run(stream, config) for label, config in sides.items()}
-    return Comparison(results, _window_disagreements(results) + _event_disagreements(stream, results))
+    return Comparison(results, _window_disagreements(results) + _event_disagreements(stream, results), stream)
 
 
 @dataclass(frozen=True)
@@ -193,7 +209,7 @@ def _event_disagreements(stream: Stream, results: dict[str, Result]) -> list[Dis
     out = []
     for i in np.flatnonzero(differs.to_numpy()):
         seen = {label: str(columns[label][i]).replace("_", " ") for label in results}
-        out.append(Disagreement("event", keys[i], int(times[i]), None, ids[i], seen, tuple(seen.values())))
+        out.append(Disagreement("event", keys[i], int(times[i]), None, ids[i], seen, tuple(seen.values()), row=int(i)))
     return out
 
 
@@ -204,7 +220,7 @@ def group_disagreements(comparison: Comparison) -> list[DisagreementGroup]:
     for d in comparison.disagreements:
         members.setdefault((d.kind, d.pattern), []).append(d)
     groups = [DisagreementGroup(kind, dict(zip(labels, pattern)), len(found),
-                                _why(kind, dict(zip(labels, pattern)), found, comparison),
+                                _why(kind, dict(zip(labels, pattern)), found), _cause(comparison, kind, found),
                                 tuple(found[:EXAMPLES_PER_GROUP]))
               for (kind, pattern), found in members.items()]
     return sorted(groups, key=lambda g: (-g.count, g.kind, g.title))
@@ -222,8 +238,8 @@ def _verb(pattern: dict[str, str], words: tuple[str, ...], one: str, many: str) 
 REFUSED, TAKEN = ("side output", "dropped"), ("on time", "late updated")
 
 
-def _why(kind: str, pattern: dict[str, str], found: list[Disagreement], comparison: Comparison) -> str:
-    """One plain sentence for the rule behind a group, and the settings in which its sides differ."""
+def _why(kind: str, pattern: dict[str, str], found: list[Disagreement]) -> str:
+    """One plain sentence for the rule behind a group."""
     seen = set(pattern.values())
     drop, keep = ("dropped",), ("side output",)
     if kind == "event" and seen == set(REFUSED):
@@ -251,7 +267,7 @@ def _why(kind: str, pattern: dict[str, str], found: list[Disagreement], comparis
         words = ("emitted later",)
         why = (f"{_sides(pattern, *words)} {_verb(pattern, words, 'emits', 'emit')} the same contents later, by "
                f"{_median_lag(found)} at the median: the watermark passes the end later")
-    return why + _settings_that_differ(comparison, pattern)
+    return why
 
 
 def _median_lag(found: list[Disagreement]) -> str:
@@ -261,18 +277,43 @@ def _median_lag(found: list[Disagreement]) -> str:
     return human_duration(int(np.median(lags)))
 
 
-def _settings_that_differ(comparison: Comparison, pattern: dict[str, str]) -> str:
-    """The settings on which the group's sides split as they did: every side on one side of the split has a
-    value that no side on the other has."""
-    parts: dict[str, list[str]] = {}
-    for label, seen in pattern.items():
-        parts.setdefault(seen, []).append(label)
-    differ = []
-    kind = next(iter(comparison.results.values())).config.window.kind.value
-    for spec in (spec for spec in TIME_FIELDS if kind in spec.windows):  # (a session rule cannot split tumbling)
-        values = {label: getattr(comparison.results[label].config.time, spec.name) for label in pattern}
-        sets = [{values[label] for label in labels} for labels in parts.values()]
-        if all(a.isdisjoint(b) for i, a in enumerate(sets) for b in sets[i + 1:]):
-            differ.append(f"{spec.option.replace('_', ' ')} (" + ", ".join(
-                f"{label} {spec.to_text(v)}" for label, v in values.items()) + ")")
-    return f". Settings that split them: {'; '.join(differ)}" if differ else ""
+def _narrows(comparison: Comparison, kind: str, found: list[Disagreement]) -> Callable[[Result, str], bool]:
+    """Whether, with ``side`` re-run, the sides split into fewer outcomes on every member of the group than they
+    do now. A change on a side that already agrees with another cannot pass by keeping that agreement."""
+    results = comparison.results
+    if kind == "event":
+        rows = [d.row for d in found if d.row is not None]
+        seen = {status.replace(" ", "_") for d in found[:1] for status in d.seen.values()}
+        # a group of taken against refused events is about that split, not about where refused events go
+        split = bool(seen & {"on_time", "late_updated"}) and bool(seen & {"side_output", "dropped"})
+
+        def outcome(r: Result) -> np.ndarray:
+            status = r.events["status"].to_numpy()[rows]
+            return np.isin(status, ["on_time", "late_updated"]) if split else status
+
+        before = pd.DataFrame({label: outcome(r) for label, r in results.items()})
+
+        def fewer_outcomes_of_events(rerun: Result, side: str) -> bool:
+            after = before.assign(**{side: outcome(rerun)})
+            return bool((after.nunique(axis=1) < before.nunique(axis=1)).all())
+        return fewer_outcomes_of_events
+    views = {label: _window_view(r) for label, r in results.items()}
+    spans = [(d.key, d.start, d.end) for d in found if d.end is not None]
+
+    def outcomes(now: dict[str, dict[tuple[str, int, int], _Emitted]], span: tuple[str, int, int]) -> int:
+        return len(set(_window_pattern({label: view.get(span) for label, view in now.items()})))
+
+    def fewer_outcomes(rerun: Result, side: str) -> bool:
+        now = dict(views, **{side: _window_view(rerun)})
+        return all(outcomes(now, span) < outcomes(views, span) for span in spans)
+    return fewer_outcomes
+
+
+def _cause(comparison: Comparison, kind: str, found: list[Disagreement]) -> str:
+    """The setting that removes the group, found by changing one at a time on one side (:mod:`compare_cause`)."""
+    changes = comparison.counterfactuals.single_changes(_narrows(comparison, kind, found))
+    if changes:
+        shown = "; or ".join(c.words() for c in changes[:CAUSES_SHOWN])
+        more = f" (and {len(changes) - CAUSES_SHOWN} other single changes)" if len(changes) > CAUSES_SHOWN else ""
+        return f"One setting changed on one side settles them all: {shown}{more}"
+    return "No one setting changed on one side settles them all: they come from several settings together"

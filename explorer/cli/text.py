@@ -171,10 +171,11 @@ def print_comparison(comparison: Comparison, labels: list[str], json_format: boo
         return format_instant(micros, absolute)
 
     for group in groups:
-        print(f"\n{group.title}\n  why: {group.why}")
+        print(f"\n{group.title}\n  why: {group.reason}\n  cause: {group.cause}")
         for d in group.examples[:max(0, limit)]:
-            what = (f"window {d.key or '-'} [{at(d.start)}, {at(d.end)})" if d.kind == "window"
-                    else f"event {d.event_id} (key {d.key or '-'}, t={at(d.start)})")
+            key = f"key {d.key}, " if d.key else ""
+            what = (f"{key}window [{at(d.start)}, {at(d.end)})" if d.kind == "window"
+                    else f"event {d.event_id} ({key}t={at(d.start)})")
             print(f"  e.g. {what}")
             for label, seen in d.seen.items():
                 print(f"    {label:<{width}}  {seen}")

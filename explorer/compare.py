@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -80,6 +80,17 @@ class DisagreementGroup:
                 "examples": [d.to_dict(unit) for d in self.examples]}
 
 
+class Outcome(NamedTuple):
+    """What a side did, as a group's cause is judged: each event's status, and each window's emission."""
+
+    status: np.ndarray
+    windows: dict[tuple[str, int, int], _Emitted]
+
+    @staticmethod
+    def of(result: Result) -> Outcome:
+        return Outcome(result.events["status"].to_numpy(), _window_view(result))
+
+
 @dataclass
 class Comparison:
     results: dict[str, Result]
@@ -87,8 +98,8 @@ class Comparison:
     stream: Stream
 
     @cached_property
-    def counterfactuals(self) -> Counterfactuals:
-        return Counterfactuals(self.stream, self.results)
+    def counterfactuals(self) -> Counterfactuals[Outcome]:
+        return Counterfactuals(self.stream, self.results, Outcome.of)
 
     @cached_property
     def groups(self) -> list[DisagreementGroup]:
@@ -277,7 +288,7 @@ def _median_lag(found: list[Disagreement]) -> str:
     return human_duration(int(np.median(lags)))
 
 
-def _narrows(comparison: Comparison, kind: str, found: list[Disagreement]) -> Callable[[Result, str], bool]:
+def _narrows(comparison: Comparison, kind: str, found: list[Disagreement]) -> Callable[[Outcome, str], bool]:
     """Whether, with ``side`` re-run, the sides split into fewer outcomes on every member of the group than they
     do now. A change on a side that already agrees with another cannot pass by keeping that agreement."""
     results = comparison.results
@@ -287,14 +298,13 @@ def _narrows(comparison: Comparison, kind: str, found: list[Disagreement]) -> Ca
         # a group of taken against refused events is about that split, not about where refused events go
         split = bool(seen & {"on_time", "late_updated"}) and bool(seen & {"side_output", "dropped"})
 
-        def outcome(r: Result) -> np.ndarray:
-            status = r.events["status"].to_numpy()[rows]
-            return np.isin(status, ["on_time", "late_updated"]) if split else status
+        def outcome(status: np.ndarray) -> np.ndarray:
+            return np.isin(status[rows], ["on_time", "late_updated"]) if split else status[rows]
 
-        before = pd.DataFrame({label: outcome(r) for label, r in results.items()})
+        before = pd.DataFrame({label: outcome(r.events["status"].to_numpy()) for label, r in results.items()})
 
-        def fewer_outcomes_of_events(rerun: Result, side: str) -> bool:
-            after = before.assign(**{side: outcome(rerun)})
+        def fewer_outcomes_of_events(rerun: Outcome, side: str) -> bool:
+            after = before.assign(**{side: outcome(rerun.status)})
             return bool((after.nunique(axis=1) < before.nunique(axis=1)).all())
         return fewer_outcomes_of_events
     views = {label: _window_view(r) for label, r in results.items()}
@@ -303,8 +313,8 @@ def _narrows(comparison: Comparison, kind: str, found: list[Disagreement]) -> Ca
     def outcomes(now: dict[str, dict[tuple[str, int, int], _Emitted]], span: tuple[str, int, int]) -> int:
         return len(set(_window_pattern({label: view.get(span) for label, view in now.items()})))
 
-    def fewer_outcomes(rerun: Result, side: str) -> bool:
-        now = dict(views, **{side: _window_view(rerun)})
+    def fewer_outcomes(rerun: Outcome, side: str) -> bool:
+        now = dict(views, **{side: rerun.windows})
         return all(outcomes(now, span) < outcomes(views, span) for span in spans)
     return fewer_outcomes
 

@@ -9,13 +9,18 @@ comparison of three presets costs a few dozen runs, each cached across groups.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from itertools import permutations
+from typing import Generic, TypeVar
 
 from explorer.config import TIME_FIELDS, RunConfig
 from explorer.core import Result, run
 from explorer.streams import Stream
 
+T = TypeVar("T")
 BATCHES = "batches"  # the cadence, a setting beside the TimeConfig's fields
 
 
@@ -62,24 +67,46 @@ def candidates(a: RunConfig, b: RunConfig) -> list[str]:
 
 
 @dataclass
-class Counterfactuals:
-    """Re-runs of one side with one setting changed, cached: every group asks about the same few."""
+class Counterfactuals(Generic[T]):
+    """Re-runs of one side with one setting changed, each kept as ``summarize`` makes it (not the whole Result:
+    three presets make a few dozen re-runs), all made once, on every core: every group asks about the same few."""
 
     stream: Stream
     results: dict[str, Result]
-    runs: dict[tuple[str, str, str], Result] = field(default_factory=dict)
+    summarize: Callable[[Result], T]
+    runs: dict[tuple[str, str, str], T] = field(default_factory=dict)
 
-    def rerun(self, side: str, like: str, setting: str) -> Result:
-        key = (side, setting, _text(self.results[like].config, setting))  # two sides may share the value
-        if key not in self.runs:
-            configs = {label: r.config for label, r in self.results.items()}
-            self.runs[key] = run(self.stream, _changed(configs[side], configs[like], setting))
-        return self.runs[key]
+    def _changes(self) -> list[tuple[str, str, str]]:
+        """(side, like, setting) for every distinct change: one per (side, setting, value)."""
+        out, seen = [], set()
+        for side, like in permutations(self.results, 2):
+            a, b = self.results[side].config, self.results[like].config
+            for setting in candidates(a, b):
+                value = (side, setting, _text(b, setting))
+                if value not in seen:
+                    seen.add(value)
+                    out.append((side, like, setting))
+        return out
 
-    def single_changes(self, narrows: Callable[[Result, str], bool]) -> list[Change]:
+    def _run_all(self) -> None:
+        def one(change: tuple[str, str, str]) -> T:
+            side, like, setting = change
+            config = _changed(self.results[side].config, self.results[like].config, setting)
+            return self.summarize(run(self.stream, config))
+
+        changes = [c for c in self._changes() if self._key(*c) not in self.runs]
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # the kernel releases the GIL
+            for change, summary in zip(changes, pool.map(one, changes)):
+                self.runs[self._key(*change)] = summary
+
+    def _key(self, side: str, like: str, setting: str) -> tuple[str, str, str]:
+        return side, setting, _text(self.results[like].config, setting)  # two sides may share the value
+
+    def single_changes(self, narrows: Callable[[T, str], bool]) -> list[Change]:
         """Every change of one setting on one side, to another side's value, after which ``narrows(rerun, side)``
         holds: with that side re-run, the sides split into fewer outcomes on every member of the group (two
         sides: they agree)."""
+        self._run_all()
         out: list[Change] = []
         labels = list(self.results)
         for side in labels:
@@ -91,6 +118,6 @@ class Counterfactuals:
                     after = _text(b, setting)
                     if any((c.side, c.setting, c.after) == (side, setting, after) for c in out):
                         continue  # found already, as another side has the same value
-                    if narrows(self.rerun(side, like, setting), side):
+                    if narrows(self.runs[self._key(side, like, setting)], side):
                         out.append(Change(side, like, setting, _text(a, setting), after))
         return out

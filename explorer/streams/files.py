@@ -20,18 +20,21 @@ import pandas as pd
 
 from explorer.budget import BYTES_PER_LOADED_ROW, BYTES_PER_TEXT_BYTE, check_load, text_bytes
 from explorer.errors import InputError
+from explorer.streams.avro import avro_rows, read_avro
 from explorer.streams.json_records import records
 
 MAX_FILE_BYTES = 2 * 1024**3
 
 
-SUFFIXES = {".csv": "csv", ".jsonl": "json", ".ndjson": "json", ".json": "json", ".parquet": "parquet", ".pq": "parquet"}
+SUFFIXES = {".csv": "csv", ".jsonl": "json", ".ndjson": "json", ".json": "json", ".parquet": "parquet", ".pq": "parquet",
+            ".avro": "avro"}
+BINARY = ("parquet", "avro")  # formats with their own encoding and compression (never gzip around them)
 COMPRESSED = (".bz2", ".xz", ".zst", ".zip", ".lz4", ".snappy", ".br")  # compressions read: gzip only
 CHUNK = 1024**2
 
 
 def file_format(path: Path) -> tuple[str | None, bool]:
-    """The file's format by its name (csv, json, parquet or None) and whether it is gzip-compressed
+    """The file's format by its name (csv, json, parquet, avro or None) and whether it is gzip-compressed
     (``events.csv.gz``: text formats only)."""
     suffixes = [s.lower() for s in path.suffixes]
     if suffixes[-1:] == [".gz"] and len(suffixes) >= 2:
@@ -52,7 +55,7 @@ def expand_paths(path: str | Path | Sequence[str | Path]) -> list[Path]:
                 raise InputError(f"{unread[0]}: a compressed {unread[0].suffixes[-2]} part this reader cannot "
                                  "open (only .csv.gz and .jsonl.gz are read); decompress it")
             if not found:
-                raise InputError(f"{path}: no .csv, .jsonl or .parquet files in this directory")
+                raise InputError(f"{path}: no .csv, .jsonl, .parquet or .avro files in this directory")
             return found
         return [path]
     if not path:
@@ -70,7 +73,7 @@ def read_checked(path: Path, max_bytes: int) -> pd.DataFrame:
     fmt, gzipped = file_format(path)
     if fmt is None:
         raise InputError(f"{path}: unknown file type {''.join(path.suffixes[-2:]) if gzipped else path.suffix!r}; "
-                         "use .csv, .jsonl or .parquet (or .csv.gz, .jsonl.gz)")
+                         "use .csv, .jsonl, .parquet or .avro (or .csv.gz, .jsonl.gz)")
     if path.is_dir():
         raise InputError(f"{path}: is a directory inside the input; give its files or the directory itself")
     if not stat_module.S_ISREG(stat.st_mode):  # a device (/dev/urandom), a pipe, a socket: no size, maybe no end
@@ -81,11 +84,11 @@ def read_checked(path: Path, max_bytes: int) -> pd.DataFrame:
     if size > max_bytes:
         raise InputError(f"{path}: the file is {size / 1024**2:.0f} MiB, over the {max_bytes / 1024**2:.0f} MiB limit; "
                          "sample it, or use the Spark sweep for large traces")
-    if fmt != "parquet":
+    if fmt not in BINARY:
         size = _check_text(path, fmt, gzipped, max_bytes)
         check_load(path, size * BYTES_PER_TEXT_BYTE, text_bytes(size))
     else:
-        rows = _parquet_rows(path)
+        rows = _parquet_rows(path) if fmt == "parquet" else _avro_rows(path)
         check_load(path, rows * BYTES_PER_LOADED_ROW, f"{rows:,} rows")
     return _read(path, fmt, gzipped)
 
@@ -99,6 +102,12 @@ def _parquet_rows(path: Path) -> int:
         return rows
     except Exception:  # a corrupt file; _read reports it in words
         return 0
+
+
+def _avro_rows(path: Path) -> int:
+    """The record count the blocks declare, before any record is decoded."""
+    with path.open("rb") as handle:
+        return avro_rows(handle, str(path))
 
 
 _BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32", b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16"}
@@ -162,6 +171,9 @@ def _read(path: Path, fmt: str, gzipped: bool = False) -> pd.DataFrame:
             return frame
         if fmt == "parquet":
             return read_parquet(path)
+        if fmt == "avro":
+            with path.open("rb") as handle:
+                return read_avro(handle, str(path))
         return _read_json(path, gzipped)
     except InputError:
         raise

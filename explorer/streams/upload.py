@@ -16,6 +16,7 @@ import pandas as pd
 
 from explorer.budget import BYTES_PER_LOADED_ROW, BYTES_PER_TEXT_BYTE, check_load, text_bytes
 from explorer.errors import InputError
+from explorer.streams.avro import avro_rows, read_avro
 from explorer.streams.files import SUFFIXES, check_width, read_parquet
 from explorer.streams.json_records import records
 
@@ -58,7 +59,7 @@ class Upload:
 
 
 def read_upload(name: str, content: bytes) -> Upload:
-    """Read uploaded bytes as CSV, JSON (lines or an array) or Parquet (never pickle or eval), after checking their
+    """Read uploaded bytes as CSV, JSON (lines or an array), Parquet or Avro (never pickle or eval), after checking their
     size; JSON as a file on disk is read, so an upload and ``load_events`` see the same table."""
     if not content:
         raise InputError(f"{name}: the file is empty (no events)")
@@ -68,9 +69,11 @@ def read_upload(name: str, content: bytes) -> Upload:
     suffix = Path(name).suffix.lower()
     kind = SUFFIXES.get(suffix)
     if kind is None:
-        raise InputError(f"{name}: unknown file type {suffix!r}; use .csv, .jsonl or .parquet")
-    if kind == "parquet":
-        rows = _check_parquet_footer(name, content)
+        raise InputError(f"{name}: unknown file type {suffix!r}; use .csv, .jsonl, .parquet or .avro")
+    if kind in ("parquet", "avro"):
+        rows = _check_parquet_footer(name, content) if kind == "parquet" else avro_rows(io.BytesIO(content), name)
+        if rows > MAX_UPLOAD_ROWS:
+            raise InputError(f"{name}: {rows:,} rows, over the {MAX_UPLOAD_ROWS:,}-row upload limit; sample it first")
         check_load(name, rows * BYTES_PER_LOADED_ROW, f"{rows:,} rows")
     elif b"\x00" in content:  # a parser would cut its cell there
         nul = content.index(b"\x00")
@@ -86,6 +89,8 @@ def read_upload(name: str, content: bytes) -> Upload:
             check_width(frame, name, lambda: io.StringIO(content.decode("utf-8"), newline=""))
         elif kind == "json":
             frame = pd.DataFrame(list(records(lambda: io.StringIO(content.decode("utf-8")), name)))
+        elif kind == "avro":
+            frame = read_avro(io.BytesIO(content), name)
         else:
             frame = read_parquet(io.BytesIO(content))
     except InputError:

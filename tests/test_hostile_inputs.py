@@ -361,7 +361,8 @@ OPTIONS = {
     "--strategy": ["min", "max", "bounded", "event-clock"], "--scope": ["key", "global", "partition-min"],
     "--time": ["event", "processing"], "--late": ["drop", "side-output"], "--time-unit": ["{x}", "ms", "us",
                                                                                           "arrival_time={x}"],
-    "--event-time-col": ["{x}", "ts", "{c}"], "--key-col": ["{x}", "key", "{c}"],
+    "--event-time-col": ["{x}", "ts", "{c}", "{c}.{x}", "meta.{c}"], "--key-col": ["{x}", "key", "{c}", "meta.key"],
+    "--timezone": ["{x}", "Europe/Berlin", "America/New_York", "UTC", "Europe/Berln"],
     # mapping collisions: a role mapped onto a column named after another role, or two roles onto one column
     "--arrival-time-col": ["{c}"], "--id-col": ["{c}"], "--partition-col": ["{c}"], "--batch-col": ["{c}"],
 }
@@ -391,7 +392,7 @@ def mutated_events(draw) -> tuple[str, bytes]:
     rows = [{"id": f"e{i}", "key": draw(st.sampled_from("ab")), "event_time": draw(st.integers(0, 40)),
              "arrival_time": draw(st.integers(0, 60)), "batch": draw(st.integers(1, 3)),
              "partition": draw(st.sampled_from("PQ"))} for i in range(n)]
-    shape = draw(st.sampled_from(["relative", "relative", "mixed", "ns", "iso9", "big_batch"]))
+    shape = draw(st.sampled_from(["relative", "relative", "mixed", "ns", "iso9", "big_batch", "local"]))
     for row in rows:
         for column in ("event_time", "arrival_time"):
             t = row[column]
@@ -401,6 +402,9 @@ def mutated_events(draw) -> tuple[str, bytes]:
                 row[column] = (1_767_225_600 + t) * 10**9 + draw(st.sampled_from([500, 1_500, 2_500, 999_999_500, 0]))
             elif shape == "iso9":
                 row[column] = f"2026-01-01T00:00:{t:02d}.{draw(st.sampled_from(['000000500', '999999500', '0000015']))}Z"
+            elif shape == "local":  # naive, around Berlin's and New York's DST changes (gaps and overlaps)
+                day = draw(st.sampled_from(["2026-03-29T02", "2026-10-25T02", "2026-03-08T02", "2026-11-01T01"]))
+                row[column] = f"{day}:{t:02d}:00"
         if shape == "big_batch":
             row["batch"] = 2**53 + row["batch"] * draw(st.sampled_from([1, 10**9]))
     columns = draw(st.lists(st.sampled_from(["key", "arrival_time", "batch", "partition"]), unique=True))
@@ -413,6 +417,9 @@ def mutated_events(draw) -> tuple[str, bytes]:
         columns = draw(st.permutations(columns))
     if draw(st.booleans()):
         return "jsonl", "".join(json.dumps({c: r[c] for c in columns}) + "\n" for r in rows).encode()
+    if draw(st.integers(0, 5)) == 0:  # a JSON array of nested records: {"meta": {…}}, maybe cut off
+        text = json.dumps([{"meta": {c: r[c] for c in columns}} for r in rows], indent=1)
+        return "json", text[:draw(st.integers(1, len(text)))].encode()
     lines = [",".join(columns)] + [",".join(str(r[c]) for c in columns) for r in rows]
     if draw(st.booleans()):  # a structural fault: a row with a field more or less, or a cut-off file
         i = draw(st.integers(0, len(lines) - 1))
@@ -463,7 +470,7 @@ def test_fuzz_mutated_event_files_and_options(tmp_path_factory, events, options,
 
 
 @FUZZ
-@given(content=st.binary(max_size=400), suffix=st.sampled_from(["csv", "jsonl", "parquet", "yaml"]))
+@given(content=st.binary(max_size=400), suffix=st.sampled_from(["csv", "jsonl", "json", "parquet", "avro", "yaml"]))
 def test_fuzz_arbitrary_bytes(tmp_path_factory, content, suffix):
     folder = tmp_path_factory.mktemp("bytes")
     path = folder / f"input.{suffix}"
@@ -587,3 +594,20 @@ def test_fuzz_hostile_progress_logs(tmp_path_factory, swaps, with_export):
     export.write_text("id,event_time,arrival_time,partition,offset\na,2026-11-24T08:59:00Z,2026-11-24T08:59:00Z,0,0\n"
                       "b,2026-11-24T08:59:01Z,2026-11-24T08:59:01Z,0,1\n")
     holds_the_contract(["spark-log", str(log), *([str(export)] if with_export else [])])
+
+
+def test_an_avro_file_cut_anywhere_is_one_line(tmp_path):
+    """A valid Avro file (deflate blocks of 5 records) cut at any byte: read, or one line naming the file."""
+    import fastavro
+
+    schema = {"type": "record", "name": "R", "fields": [
+        {"name": "id", "type": "string"}, {"name": "ts", "type": {"type": "long", "logicalType": "timestamp-millis"}}]}
+    whole = tmp_path / "whole.avro"
+    with whole.open("wb") as handle:
+        fastavro.writer(handle, fastavro.parse_schema(schema), [{"id": f"e{i}", "ts": 1_795_165_200_000 + i}
+                                                                for i in range(20)], codec="deflate", sync_interval=40)
+    content = whole.read_bytes()
+    for cut in range(1, len(content), 5):
+        path = tmp_path / "cut.avro"
+        path.write_bytes(content[:cut])
+        holds_the_contract(["validate", str(path)])

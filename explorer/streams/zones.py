@@ -30,7 +30,7 @@ def time_zone(name: str) -> ZoneInfo:
             raise ValueError(text)
         return ZoneInfo(text)
     except Exception:  # ZoneInfoNotFoundError, a path-like or malformed key
-        near = difflib.get_close_matches(text, sorted(available_timezones()), n=1, cutoff=0.6)
+        near = difflib.get_close_matches(text, sorted(available_timezones()), n=1, cutoff=0.6) if len(text) < 64 else []
         hint = f" (did you mean {near[0]!r}?)" if near else " (e.g. Europe/Berlin, America/New_York, UTC)"
         raise InputError(f"--timezone {text[:60]!r}: not an IANA time zone name{hint}") from None
 

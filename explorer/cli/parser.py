@@ -28,6 +28,7 @@ from explorer.timeutil import parse_duration
 DESCRIPTION = "``python -m explorer``: run, curve, validate, generate. Bad input exits 2 with one line, never a traceback."
 TARGET_FORMS = "99%, 99 or 0.99 alike (a number above 1 is per cent)"
 COLUMN_OPTIONS = COLUMNS  # a --NAME-col option per column of a Stream's events
+EVENTS_HELP = "events file (or a directory of them): .csv, .jsonl or .json (lines or an array), .parquet, .avro"
 
 
 def _generator_options() -> dict[str, inspect.Parameter]:
@@ -40,9 +41,9 @@ def _generator_options() -> dict[str, inspect.Parameter]:
 
 def _add_source(parser: argparse.ArgumentParser, required_file: bool) -> None:
     if required_file:
-        parser.add_argument("events", help="events file: .csv, .jsonl or .parquet")
+        parser.add_argument("events", help=EVENTS_HELP)
     else:
-        parser.add_argument("events", nargs="?", help="events file: .csv, .jsonl or .parquet")
+        parser.add_argument("events", nargs="?", help=EVENTS_HELP)
         parser.add_argument("--synthetic", metavar="NAME", choices=list(GENERATORS),
                             help=f"a built-in stream instead of a file: {', '.join(GENERATORS)}")
         _add_generator_options(parser)

@@ -151,3 +151,17 @@ def test_parquet_structs_are_read_by_path_with_their_own_types(tmp_path):
     expected = load_events(tmp_path / "flat.parquet")
     pd.testing.assert_frame_equal(stream.events, expected.events)
     assert stream.time_formats["event_time"].kind == "timestamp"
+
+
+def test_an_upload_offers_nested_fields_and_guesses_them():
+    """The upload form's boxes list Upload.columns: a Kafka Connect envelope offers payload.ts and the rest, and
+    the usual names are found inside it (ts → event_time, device_id → key)."""
+    from explorer.streams import stream_from_frame
+    from explorer.streams.upload import read_upload
+
+    upload = read_upload("connect.jsonl", "".join(json.dumps(r) + "\n" for r in KAFKA_CONNECT).encode())
+    assert {"payload.ts", "payload.device_id", "payload.reading", "schema.type"} <= set(upload.columns)
+    mapping = upload.guess_mapping()
+    assert mapping == {"event_time": "payload.ts", "key": "payload.device_id"}
+    stream = stream_from_frame(upload.frame, name="connect.jsonl", columns=mapping)
+    assert stream.events["event_time"].tolist() == [r["payload"]["ts"] * 1000 for r in KAFKA_CONNECT]

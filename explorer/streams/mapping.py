@@ -125,16 +125,22 @@ def _lookup(value: Any, path: str, rest: list[str]) -> tuple[Any, str | None]:
 
 
 def field_names(frame: pd.DataFrame) -> str:
-    """The file's columns for a message, a column of objects as the dotted paths of its fields (from the
-    first row that has one), at most LISTED of them."""
+    """The file's columns for a message (:func:`field_paths`), at most LISTED of them."""
+    names = field_paths(frame)
+    shown = ", ".join(names[:LISTED])
+    return shown + (f", … ({len(names) - LISTED} more)" if len(names) > LISTED else "")
+
+
+def field_paths(frame: pd.DataFrame) -> list[str]:
+    """The file's columns, a column of objects as the dotted paths of its fields (from the first row, of the
+    first 1,000, that has one): what a mapping can name."""
     names: list[str] = []
     for column in frame.columns:
         sample = None
         if frame[column].dtype == object:
             sample = next((v for v in frame[column].head(1000) if isinstance(v, dict) and v), None)
         names += _paths(str(column), sample) if sample is not None else [str(column)]
-    shown = ", ".join(names[:LISTED])
-    return shown + (f", … ({len(names) - LISTED} more)" if len(names) > LISTED else "")
+    return names
 
 
 def _paths(prefix: str, record: dict[str, Any]) -> list[str]:

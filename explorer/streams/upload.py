@@ -19,6 +19,7 @@ from explorer.errors import InputError
 from explorer.streams.avro import avro_rows, read_avro
 from explorer.streams.files import SUFFIXES, check_width, read_parquet
 from explorer.streams.json_records import records
+from explorer.streams.mapping import field_paths
 
 MAX_UPLOAD_BYTES = 200 * 1024**2
 MAX_UPLOAD_ROWS = 10_000_000  # the largest trace the product is built for
@@ -45,11 +46,17 @@ class Upload:
 
     @property
     def columns(self) -> list[str]:
-        return [str(c) for c in self.frame.columns]
+        """What a column box offers: the file's columns, nested records' fields as dotted paths (``payload.ts``)."""
+        return field_paths(self.frame)
 
     def guess_mapping(self) -> dict[str, str]:
-        """Our column → the file's, for every one of ours whose usual name the file has (case-insensitive)."""
-        by_lower = {c.lower(): c for c in self.columns}
+        """Our column → the file's, for every one of ours whose usual name the file has (case-insensitive): a
+        column of that name, or else the first nested field of that name (``ts`` finds ``payload.ts``)."""
+        by_lower: dict[str, str] = {}
+        for column in self.columns:  # top-level names first, then the last part of a dotted path
+            by_lower.setdefault(column.lower(), column)
+        for column in self.columns:
+            by_lower.setdefault(column.rsplit(".", 1)[-1].lower(), column)
         mapping: dict[str, str] = {}
         for ours, names in COLUMN_NAMES.items():
             found = next((by_lower[n] for n in names if n in by_lower and by_lower[n] not in mapping.values()), None)

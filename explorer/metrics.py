@@ -24,6 +24,8 @@ class CurveRow:
 
     delay: float
     completeness: float
+    completeness_live: float  # only windows emitted while the input runs (Metrics.completeness_live)
+    open_at_end: int  # windows the watermark never closed before the input ended
     dropped: int
     side_output: int
     late_updated: int
@@ -38,6 +40,7 @@ class CurveRow:
         """The row with each column named by its unit, every duration in µs: ``delay_us`` (an integer),
         ``avg_emit_latency_us`` … (a mean may have a fraction of a µs: kept to the ns)."""
         return {"delay_us": round(self.delay * MICROS["s"]), "completeness": self.completeness,
+                "completeness_live": self.completeness_live, "open_at_end": self.open_at_end,
                 "dropped": self.dropped, "side_output": self.side_output, "late_updated": self.late_updated,
                 **{f"{name}_us": _us(getattr(self, name))
                    for name in ("avg_emit_latency", "p95_latency", "processing_latency")}}
@@ -69,6 +72,8 @@ def curve_row(delay: int, m: Metrics) -> CurveRow:
     return CurveRow(
         delay=_plain(delay / MICROS["s"]),
         completeness=m.completeness,
+        completeness_live=m.completeness_live,
+        open_at_end=m.end_of_stream,
         dropped=m.dropped + m.side_output,
         side_output=m.side_output,
         late_updated=m.late_updated,
@@ -107,13 +112,16 @@ def curve(stream: Stream, config: RunConfig, delays: Iterable[int], workers: int
 
 def format_curve_table(rows: list[CurveRow]) -> str:
     """The curve as 003's Output 9.4.1 prints it: delays exact, in seconds; latencies in seconds to the
-    nearest hundredth (the header says so)."""
+    nearest hundredth (the header says so). Then what 003 does not print: the completeness a live job gets
+    (windows the end of input flushes left out) and how many windows only that flush emits."""
     lines = [f"{'delay (s)':>9} | {'completeness':>12} | {'dropped':>8} | {'avg emit latency':>16} | "
-             f"{'p95 latency':>11} | {'processing latency':>18}   (latencies in s, to the nearest 0.01)"]
+             f"{'p95 latency':>11} | {'processing latency':>18} | {'while running':>13} | {'open at end':>11}"
+             "   (latencies in s, to the nearest 0.01)"]
     lines.append("-" * len(lines[0]))
     for r in rows:
         lines.append(f"{exact_seconds(round(r.delay * MICROS['s'])):>9} | {r.completeness:>11.2%} | {r.dropped:>8} | "
-                     f"{_fmt(r.avg_emit_latency):>16} | {_fmt(r.p95_latency):>11} | {_fmt(r.processing_latency):>18}")
+                     f"{_fmt(r.avg_emit_latency):>16} | {_fmt(r.p95_latency):>11} | {_fmt(r.processing_latency):>18} | "
+                     f"{r.completeness_live:>12.2%} | {r.open_at_end:>11}")
     return "\n".join(lines)
 
 

@@ -127,11 +127,13 @@ def test_curve_formats(capsys):
     rows = cli_json(capsys, "curve", "--synthetic", "textbook", "--events", "1000", "--preset", "textbook",
                     "--delays", "0,5s", "--format", "json")
     assert [r["delay_us"] for r in rows] == [0, 5 * S]
-    assert set(rows[0]) == {"delay_us", "completeness", "dropped", "side_output", "late_updated", "avg_emit_latency_us",
-                            "p95_latency_us", "processing_latency_us"}
+    assert set(rows[0]) == {"delay_us", "completeness", "completeness_live", "open_at_end", "dropped", "side_output",
+                            "late_updated", "avg_emit_latency_us", "p95_latency_us", "processing_latency_us"}
     assert 0 < rows[0]["completeness"] < rows[1]["completeness"] <= 1
+    # a live job never gets the windows only the end of input closes: on the textbook stream the last one
+    assert all(r["open_at_end"] >= 1 and r["completeness_live"] < r["completeness"] for r in rows)
     assert main(["curve", "--synthetic", "textbook", "--events", "500", "--delays", "1", "--format", "csv"]) == 0
-    assert capsys.readouterr().out.startswith("delay_us,completeness,dropped")
+    assert capsys.readouterr().out.startswith("delay_us,completeness,completeness_live,open_at_end,dropped")
 
 
 def test_voltsp_yaml_round_trip(tmp_path):

@@ -65,7 +65,8 @@ def print_run_table(result: Result, stream: Stream) -> None:
         print(f"  partly dropped {m.partly_dropped}: a window refused them while another kept them; they are in no "
               "side output")
     tombstones = int((result.windows["reason"] == Reason.TOMBSTONE.value).sum())
-    print(f"  completeness {m.completeness:.2%}, windows emitted {m.windows_emitted}, updates {m.updates}"
+    live = f" ({m.completeness_live:.2%} while the input runs)" if m.end_of_stream else ""
+    print(f"  completeness {m.completeness:.2%}{live}, windows emitted {m.windows_emitted}, updates {m.updates}"
           f"{f', tombstones {tombstones} (sessions a record replaced)' if tombstones else ''}, "
           f"still open at end {m.end_of_stream}, most windows open {m.max_open_windows}")
     if m.latency_event.mean is not None:
@@ -114,6 +115,9 @@ def print_tuning(found: Tuning, config: RunConfig, target: float) -> None:
     print(f"  as {config.preset}'s {delay_word(config.preset)}: --delay {exact} reaches it")
     below = "" if found.below is None else f"; 1 µs less gives {found.below:.4%}"
     print(f"  completeness {found.completeness:.4%}{below}")
+    if m.end_of_stream:
+        print(f"  {m.end_of_stream} window(s) close only at the end of input; while the input runs, completeness is "
+              f"{m.completeness_live:.4%} (tune counts the events in them as complete)")
     mean, p95 = m.latency_event.mean, m.latency_event.p95
     negative = any(v is not None and v < 0 for v in (mean, p95))
     print(f"  emit latency mean {human_duration_marked(_micros(mean))}, p95 {human_duration_marked(_micros(p95))}"

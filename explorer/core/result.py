@@ -143,6 +143,9 @@ class Metrics:
     # counted as refused, in no side output; completeness counts the refused pairs
     partly_dropped: int
     completeness: float  # admitted (event, window) assignments / all assignments
+    # the same, counting only windows emitted while the input runs: a live job never reaches the end of its input,
+    # so the windows only a flush at the end emits (END_OF_STREAM, first emission) are not output it gets
+    completeness_live: float
     windows_emitted: int  # first emissions (revision 1): by watermark, idle timeout, a late element (on-update: the first UPDATE)
     updates: int  # re-emissions (revision > 1): LATE_UPDATE, and on-update every UPDATE after a window's first
     end_of_stream: int  # windows still open when the input ran out and the heartbeats had nothing left to do

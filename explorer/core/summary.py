@@ -17,7 +17,7 @@ FIRST_EMISSIONS = (Reason.WATERMARK.value, Reason.IDLE_TIMEOUT.value, Reason.LAT
 def summarize(counts: dict[str, int], admitted: int, refused: int, windows: pd.DataFrame,
               max_open_windows: int, partly_dropped: int) -> Metrics:
     """``counts``: events per status value; ``admitted``/``refused`` count (event, window) assignments;
-    ``windows`` needs reason, revision and the two latency columns; ``partly_dropped`` counts the events a
+    ``windows`` needs reason, revision, count and the two latency columns; ``partly_dropped`` counts the events a
     window refused that are not counted as refused."""
     codes, names = pd.factorize(windows["reason"].to_numpy(dtype=object))  # compare integers, not text, per row
     code = {name: i for i, name in enumerate(names)}
@@ -27,6 +27,9 @@ def summarize(counts: dict[str, int], admitted: int, refused: int, windows: pd.D
 
     revision = windows["revision"].to_numpy()
     first = (revision == 1) & reason_is(*FIRST_EMISSIONS)
+    # events in windows first emitted only at the end of input (a window's count there is all its events)
+    at_end_only = int(windows["count"].to_numpy()[reason_is(Reason.END_OF_STREAM.value) & (revision == 1)].sum())
+    total = admitted + refused
     revised = reason_is(Reason.LATE_UPDATE.value, Reason.UPDATE.value) & (revision > 1)
     return Metrics(
         events=sum(counts.values()),
@@ -35,7 +38,8 @@ def summarize(counts: dict[str, int], admitted: int, refused: int, windows: pd.D
         side_output=int(counts.get(Status.SIDE_OUTPUT.value, 0)),
         dropped=int(counts.get(Status.DROPPED.value, 0)),
         partly_dropped=partly_dropped,
-        completeness=admitted / (admitted + refused) if admitted + refused else 1.0,
+        completeness=admitted / total if total else 1.0,
+        completeness_live=(admitted - at_end_only) / total if total else 1.0,
         windows_emitted=int(first.sum()),
         updates=int(revised.sum()),
         end_of_stream=int(reason_is(Reason.END_OF_STREAM.value).sum()),

@@ -55,9 +55,9 @@ bench-spark: $(STAMP)
 # the real engines, each in a venv of its own (their pins clash with ours and with each other: apache-flink pins
 # pyarrow 16, apache-beam protobuf < 7): `verify --engine flink|flink-java|beam|bytewax` runs the exported job there
 ENGINES_DIR := .engines
-ENGINE_PINS_flink := apache-flink==2.3.0
-ENGINE_PINS_beam := apache-beam==2.77.0 pandas==2.3.3
-ENGINE_PINS_bytewax := bytewax==0.21.1 pandas==2.3.3 pyarrow==26.0.1
+ENGINE_PINS_flink := apache-flink==2.3.0 fastavro==1.13.1
+ENGINE_PINS_beam := apache-beam==2.77.0 pandas==2.3.3 fastavro==1.13.1
+ENGINE_PINS_bytewax := bytewax==0.21.1 pandas==2.3.3 pyarrow==26.0.1 fastavro==1.13.1
 $(ENGINES_DIR)/%/.installed:
 	$(PYTHON) -m venv $(ENGINES_DIR)/$*
 	$(ENGINES_DIR)/$*/bin/pip install -qq --upgrade pip

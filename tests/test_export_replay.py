@@ -45,3 +45,59 @@ def test_a_file_without_arrival_or_id_columns_arrives_in_file_order(tmp_path):
     stream = load_events(path)
     assert program_reads(path, ExportSource.of(stream)) == explorer_reads(stream)
     assert [e["id"] for e in explorer_reads(stream)] == ["e1", "e2", "e3", "e4", "e5"]
+
+
+ENVELOPES = [  # a Debezium-like change event: the time and key nested, one record per line or in an array
+    {"op": "c", "payload": {"after": {"ts": f"2026-03-29T01:{m:02d}:30", "device": f"d{m % 3}"},
+                            "source": {"ts_ms": 1774745400000 + 60_000 * m + 999_999 % (m + 1)}}}
+    for m in range(40)
+]
+
+
+@pytest.mark.parametrize("shape", ["lines", "array", "lines.gz"])
+def test_nested_records_json_arrays_gzip_and_local_times_are_read_as_the_explorer_did(tmp_path, shape):
+    """Naive local times in Europe/Berlin around the spring-forward night are placed in that zone (02:xx is
+    skipped that night, so the stream stays before it), arrivals are epoch ms in a nested field."""
+    import gzip
+    import json
+
+    path = tmp_path / ("events.json" if shape == "array" else f"events.{'jsonl.gz' if shape.endswith('gz') else 'jsonl'}")
+    text = json.dumps(ENVELOPES) if shape == "array" else "".join(json.dumps(e) + "\n" for e in ENVELOPES)
+    if shape.endswith("gz"):
+        with gzip.open(path, "wt") as f:
+            f.write(text)
+    else:
+        path.write_text(text)
+    columns = {"event_time": "payload.after.ts", "key": "payload.after.device", "arrival_time": "payload.source.ts_ms"}
+    stream = load_events(path, columns=columns, timezone="Europe/Berlin")
+    assert stream.time_formats["event_time"].local == "Europe/Berlin"
+    theirs = program_reads(path, ExportSource.of(stream))
+    assert theirs == explorer_reads(stream) and len(theirs) == 40
+
+
+def test_exact_times_avro_and_watermark_rows_are_read_as_the_explorer_did(tmp_path):
+    """Epoch ns on half-µs ties (rounded half to even, no float), ISO with 9 digits, an ambiguous local time in
+    the fall-back hour (its first occurrence), and a scripted watermark row, which is not an event."""
+    path = tmp_path / "exact.csv"
+    path.write_text("id,key,event_time,arrival_time,kind\n"
+                    "a,k,2026-10-25T02:30:00.0000005,1792888200000000500,\n"
+                    "b,k,2026-10-25T02:30:00.0000015,1792888200000001500,\n"
+                    "w,,2026-10-25T02:00:00,1792888200000002000,watermark\n"
+                    "c,k,2026-10-25T03:10:00.999999500,1792888200000002500,\n")
+    stream = load_events(path, time_unit={"arrival_time": "ns"}, timezone="Europe/Berlin")
+    theirs = program_reads(path, ExportSource.of(stream))
+    assert theirs == explorer_reads(stream) and [e["id"] for e in theirs] == ["a", "b", "c"]
+    assert [e["arrival"] for e in theirs] == [1792888200000000, 1792888200000002, 1792888200000002]
+
+    import fastavro
+
+    avro = tmp_path / "sink.avro"
+    schema = {"type": "record", "name": "E", "fields": [
+        {"name": "id", "type": "string"}, {"name": "meta", "type": {"type": "record", "name": "M", "fields": [
+            {"name": "dt", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+            {"name": "key", "type": "string"}]}}]}
+    with avro.open("wb") as f:
+        fastavro.writer(f, fastavro.parse_schema(schema), [
+            {"id": f"e{i}", "meta": {"dt": 1_767_225_600_000_000 + 7_654_321 * i, "key": "ab"[i % 2]}} for i in range(30)])
+    stream = load_events(avro, columns={"event_time": "meta.dt", "key": "meta.key"})
+    assert program_reads(avro, ExportSource.of(stream)) == explorer_reads(stream)

@@ -32,6 +32,7 @@ class ExportSource:
     arrival_time: str | None = None  # None: the file has none; its order is the arrival order
     arrival_time_format: TimeFormat | None = None
     id: str | None = None  # None: the file has none; events are e1, e2… by row
+    kind: str | None = None  # the column marking scripted watermark rows (None: the file has none)
 
     @staticmethod
     def of(stream: Stream) -> "ExportSource":
@@ -41,7 +42,8 @@ class ExportSource:
                             stream.time_formats.get("event_time"), stream.source,
                             named.get("arrival_time", "arrival_time") if stream.has_arrival else None,
                             stream.time_formats.get("arrival_time"),
-                            named.get("id", "id") if stream.has_ids else None)
+                            named.get("id", "id") if stream.has_ids else None,
+                            named.get("kind", "kind") if len(stream.watermarks) else None)
 
 
 DEFAULT_SOURCE = ExportSource()

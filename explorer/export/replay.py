@@ -8,26 +8,30 @@ same way; ``tests/test_export_replay.py`` holds it against the explorer's own lo
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from explorer.export.common import ExportSource
-from explorer.streams.files import SUFFIXES
+from explorer.streams.files import file_format
 from explorer.streams.times import TimeFormat
 
 
-def _time_spec(column: str | None, form: TimeFormat | None) -> tuple[str | None, str, str]:
-    """(column, kind, unit) for the program's ``to_micros``."""
+def _time_spec(column: str | None, form: TimeFormat | None) -> tuple[str | None, str, str, str]:
+    """(column, kind, unit, zone) for the program's ``to_micros``; zone: where naive times are local ("" = UTC)."""
     if form is None:
-        return column, "number", "us"
-    return column, form.kind, form.unit
+        return column, "number", "us", ""
+    return column, form.kind, form.unit, form.local
 
 
 def source_settings(source: ExportSource) -> dict[str, object]:
     """The program's constants that say where its events are: the reader, the columns and their time formats."""
+    fmt, _gzip = file_format(Path(source.path or "events.csv"))
     return {
-        "READER": SUFFIXES.get("." + (source.path or "events.csv").rsplit(".", 1)[-1].lower(), "csv"),
+        "READER": fmt or "csv",
         "EVENT_TIME": _time_spec(source.event_time, source.event_time_format),
         "ARRIVAL_TIME": _time_spec(source.arrival_time, source.arrival_time_format),
         "KEY": source.key,
         "ID": source.id,
+        "KIND": source.kind,
     }
 
 
@@ -36,37 +40,89 @@ def settings_block(settings: dict[str, object]) -> str:
 
 
 READING = '''
-MICROS_PER = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": 0.001}
+# --- reading the file as the explorer read it ---
+import gzip
+import json
+from decimal import ROUND_HALF_EVEN, Decimal
+
+PER_UNIT = {"s": Decimal(1_000_000), "ms": Decimal(1_000), "us": Decimal(1), "ns": Decimal("0.001")}
+
+
+def opened(path):
+    return gzip.open(path, "rt", encoding="utf-8") if str(path).lower().endswith(".gz") else open(path, encoding="utf-8")
 
 
 def read_events(path):
+    """The file as a table, nested records flattened to dotted columns (``payload.after.ts``)."""
     if READER == "parquet":
-        return pd.read_parquet(path)
+        import pyarrow.parquet as pq
+        table = pq.read_table(path)
+        while any(str(field.type).startswith("struct") for field in table.schema):
+            table = table.flatten()
+        return table.to_pandas()
+    if READER == "avro":
+        import fastavro
+        with open(path, "rb") as f:
+            return pd.json_normalize(list(fastavro.reader(f)))
     if READER == "json":
-        return pd.read_json(path, lines=True, dtype=False)
-    return pd.read_csv(path, dtype=str, keep_default_na=False)
+        with opened(path) as f:
+            text = f.read()
+        if text.lstrip().startswith("["):  # a JSON array of records, or JSON lines
+            records = json.loads(text)
+        else:
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+        return pd.json_normalize(records)
+    with opened(path) as f:
+        return pd.read_csv(f, dtype=str, keep_default_na=False)
 
 
-def to_micros(values, kind, unit):
-    """A time column as int64 µs, read as the explorer read it."""
-    if kind in ("iso", "timestamp"):
-        if kind == "iso":
-            values = pd.to_datetime(values.astype(str).str.strip(), format="ISO8601", utc=True)
-        elif getattr(values.dtype, "tz", None) is not None:
-            values = values.dt.tz_convert("UTC")
-        if getattr(values.dtype, "tz", None) is not None:
-            values = values.dt.tz_localize(None)
-        return values.to_numpy().astype("datetime64[us]").astype(np.int64)
-    numbers = pd.to_numeric(values).to_numpy(dtype=float)
-    return np.round(numbers * MICROS_PER[unit]).astype(np.int64)
+def round_half_even(ns):
+    """Nanoseconds to µs, half to even, as the explorer rounds."""
+    q, r = np.divmod(ns, 1000)
+    return q + ((r > 500) | ((r == 500) & (q % 2 == 1)))
+
+
+def localized(moments, zone):
+    """Naive date-times as local time in ``zone``: a time the clocks skipped is an error, a repeated one is
+    taken at its first occurrence (java.time's rule, the explorer's)."""
+    first = np.ones(len(moments), dtype=bool)
+    return moments.dt.tz_localize(zone, ambiguous=first, nonexistent="raise").dt.tz_convert("UTC")
+
+
+def to_micros(values, kind, unit, zone):
+    """A time column as int64 µs since the epoch (or the stream's zero), read exactly as the explorer read it."""
+    if kind == "iso":
+        text = values.astype(str).str.strip()
+        zoned = text.str.contains(r"\\d:\\d\\d(?::\\d\\d(?:[.,]\\d+)?)?\\s*(?:Z|[+-]\\d\\d(?::?\\d\\d)?)$", case=False)
+        moments = pd.Series(pd.NaT, index=text.index, dtype="datetime64[ns, UTC]")
+        if zoned.any():
+            moments[zoned] = pd.to_datetime(text[zoned], format="ISO8601", utc=True)
+        if (~zoned).any():
+            naive = pd.to_datetime(text[~zoned], format="ISO8601")
+            moments[~zoned] = localized(naive, zone) if zone else naive.dt.tz_localize("UTC")
+        return round_half_even(moments.dt.tz_localize(None).to_numpy().astype("datetime64[ns]").astype(np.int64))
+    if kind == "timestamp":
+        if getattr(values.dtype, "tz", None) is None:
+            values = localized(values, zone) if zone else values.dt.tz_localize("UTC")
+        values = values.dt.tz_convert("UTC").dt.tz_localize(None)
+        return round_half_even(values.to_numpy().astype("datetime64[ns]").astype(np.int64))
+    scale = PER_UNIT[unit]
+    return np.array([int((Decimal(str(v).strip()) * scale).quantize(Decimal(1), rounding=ROUND_HALF_EVEN))
+                     for v in values.tolist()], dtype=np.int64)
 
 
 def events_in_arrival_order(frame):
     """The file's events as dicts (id, key, t, arrival; times in µs), in the order they arrive: by arrival time,
     then event time, then id. Without an arrival column the file's order is the arrival order, and an event
-    arrives with the newest event time so far. Arrival times are made non-decreasing along that order."""
+    arrives with the newest event time so far. Arrival times are made non-decreasing along that order. Rows of
+    kind "watermark" are the explorer's scripted watermarks, not events."""
+    frame = frame.reset_index(drop=True)
     n = len(frame)
     ids = frame[ID].astype(str).str.strip().to_numpy() if ID else np.array([f"e{i}" for i in range(1, n + 1)])
+    if KIND:
+        events = (frame[KIND].astype(str).str.strip().str.lower() != "watermark").to_numpy()
+        frame, ids = frame[events].reset_index(drop=True), ids[events]
+        n = len(frame)
     keys = frame[KEY].astype(str).str.strip().to_numpy() if KEY else np.full(n, "")
     t = to_micros(frame[EVENT_TIME[0]], *EVENT_TIME[1:])
     if ARRIVAL_TIME[0]:

@@ -1,11 +1,11 @@
-"""The explorer: controls on the left, the two clocks in the middle, the evidence around them.
+"""The explorer: the controls, the two clocks under the sliders, the evidence around them (``page_layout``).
 
 This module is the wiring: each part owns one job and its widgets (``data_picker`` the stream, ``controls``
 the settings, ``clocks`` the two-clocks figure, ``frames_ahead`` the frames computed ahead, ``stepper`` the key
 and the batch replayed, ``histogram``, ``sweep`` the curve and the target, ``inspector``, ``cards``,
-``status_line``, ``panels`` Spark, ``compare_panel``, ``export_panel``, ``job_log_panel``), and ``Explorer``
-connects them: a control change takes the Result from the local core (usually computed ahead) and hands the
-parts what they draw.
+``status_line``, ``panels`` Spark, ``compare_panel``, ``export_panel``, ``job_log_panel``, ``fit_width`` the
+figures' widths in the page), and ``Explorer`` connects them: a control change takes the Result from the local
+core (usually computed ahead) and hands the parts what they draw.
 
 Threads: the kernel's runs the handlers; the settle timer, the prefetch worker, the sweep's and Spark's threads
 are handed snapshots (``clocks.View``, ``frames_ahead.Position``, the settings a sweep is for). The two that
@@ -37,11 +37,13 @@ from explorer.ui.controls import Controls
 from explorer.ui.data_picker import UPLOAD, DataPicker, resolve_stream
 from explorer.ui.export_panel import ExportPanel
 from explorer.ui.figures import TwoClocks
+from explorer.ui.fit_width import FitWidth
 from explorer.ui.frames_ahead import Frame, FramesAhead, Position, Request, frames_to_keep
 from explorer.ui.histogram import DelayHistogram
 from explorer.ui.inspector import Inspector
 from explorer.ui.job_log_panel import JobLogPanel
 from explorer.ui.page_frames import ClocksUpdate, PageFrames
+from explorer.ui.page_layout import page
 from explorer.ui.panels import SparkPanel
 from explorer.ui.prefetch import Prefetcher
 from explorer.ui.status_line import StatusLine
@@ -53,8 +55,6 @@ __all__ = ["INTERACTIVE_BUDGET", "PREVIEW_LINE", "SETTLE_SECONDS", "UPLOAD", "Ex
            "frames_to_keep"]
 
 S = MICROS["s"]
-# side by side where the page is wide, one under the other at 1280 px or beside JupyterLab's sidebar
-SIDE_FIGURE_WIDTH = 440
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class Explorer:
         self.cards = W.HTML()
         self.stepper = Stepper(self._on_stepper, self._lock)
         self.key, self.batch, self.play = self.stepper.key, self.stepper.batch, self.stepper.play
-        self.sweep = Sweep(self._settings, self._set_delay, SIDE_FIGURE_WIDTH)
+        self.sweep = Sweep(self._settings, self._set_delay)
         self.spark_panel = SparkPanel(lambda: self.stream, self.controls.config, lambda: self.result, self.show_result,
                                       self.sweep, lambda: self.controls.delay.max, lock=self._lock)
         self.compare_panel = ComparePanel(lambda: self.stream, self.controls.config)
@@ -109,8 +109,10 @@ class Explorer:
                                       on_drawn=self._on_page_drawn, on_missed=self._on_page_missed)
         self.ahead = FramesAhead(self.controls, self.page_frames, self.clocks_view.update)
         self.clocks.observe(self._on_page_drew, names="_js2py_traceDeltas")  # plotly 7's page → kernel report
-        self.delay_histogram = DelayHistogram(SIDE_FIGURE_WIDTH)
+        self.delay_histogram = DelayHistogram()
         self.histogram = self.delay_histogram.figure
+        self.fit_width = FitWidth([self.clocks, self.histogram, self.sweep.figure, self.compare_panel.figure,
+                                   self.job_log_panel.figure])
         self.controls.show(config or preset(preset_name))
         self._wire()
         self.data.name(self.stream)
@@ -361,23 +363,8 @@ class Explorer:
         self.status_line.say(text, error)
 
     def widget(self) -> W.Widget:
-        left = W.VBox([self.data.box(), self.controls.box()], layout=W.Layout(flex="0 0 28em"))
-        wrap = W.Layout(flex_flow="row wrap")  # rows that fold rather than run off a narrow page
-        target = W.HBox([self.sweep.target, self.sweep.apply, self.sweep.suggestion],
-                        layout=W.Layout(flex_flow="row wrap"))
-        right = W.VBox([self.message, self.cards, self.clocks, self.stepper.box(),
-                        W.HBox([self.histogram, self.sweep.figure], layout=wrap), target,
-                        W.HTML("<b>Inspector</b>"), self.inspector, self.panels(), self.page_frames],
-                       layout=W.Layout(flex="1 1 0", min_width="0"))  # min_width 0: it may shrink below its content
-        return W.HBox([left, right])
-
-    def panels(self) -> W.Accordion:
-        panels = W.Accordion(children=[self.spark_panel.box(), self.job_log_panel.box(), self.compare_panel.box(),
-                                       self.export_panel.box()])
-        for i, title in enumerate(("Run on Spark", "Explain a Spark job (its progress log)", "Compare engines",
-                                   "Copy config as…")):
-            panels.set_title(i, title)
-        return panels
+        """The page (``page_layout.py`` lays it out)."""
+        return page(self)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         return self.widget()._repr_mimebundle_(**kwargs)

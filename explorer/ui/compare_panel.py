@@ -34,16 +34,24 @@ class ComparePanel:
     """The same stream under 2–5 presets as small multiples with shared axes, the kinds of disagreement (each
     with its count and reason) and examples of each; picking an example rings it in every panel."""
 
+    INTRO = ("<i>Pick 2 to 5 presets and press <b>compare</b> to draw the stream under each, side by side. Window and "
+             "delay come from the controls; each preset reads the delay in its own arithmetic.</i>")
+
     def __init__(self, stream: Callable[[], Stream], config: Callable[[], RunConfig]):
         self._stream, self._config = stream, config
         self.presets = W.SelectMultiple(options=sorted(PRESETS), value=("flink", "voltsp"), rows=6,
                                         description="presets")
         self.button = W.Button(description="compare", icon="columns")
-        self.message = W.HTML("<i>Window and delay come from the controls; each preset reads the delay in its "
-                              "own arithmetic.</i>")
+        self.message = W.HTML(self.INTRO)
         self.groups = W.HTML()
-        self.disagreements = W.Select(options=[], rows=8, layout=W.Layout(width="100%"))
+        # the examples by name only ("3. event e812 (t=81.2 s)"): with every side's account in it, a line ran to
+        # 2,600 px in a 450–770 px list and the other engines' side was out of sight; the picked one's account
+        # is written out under the list, where it wraps
+        self.disagreements = W.Select(options=[], rows=8, layout=W.Layout(width="100%", display="none"))
+        self.example = W.HTML()
         self.figure = go.FigureWidget()
+        # hidden until compare is pressed: an empty figure showed bare axes, with no word of what fills them
+        self.figure_box = W.VBox([self.figure], layout=W.Layout(min_width="0", display="none"))
         self.comparison: Comparison | None = None
         self.examples: list[Disagreement] = []  # what the list offers, in its order
         self.button.on_click(self.run)
@@ -54,9 +62,10 @@ class ComparePanel:
         self.comparison = None
         self.examples = []
         self.disagreements.options = []
-        self.groups.value = ""
+        self.disagreements.layout.display = self.figure_box.layout.display = "none"
+        self.groups.value = self.example.value = ""
         self.figure.data = ()
-        self.message.value = ""
+        self.message.value = self.INTRO
 
     def run(self, _button: object = None) -> None:
         labels = list(self.presets.value)
@@ -74,16 +83,22 @@ class ComparePanel:
                                              for g in groups) + "</ol>"
         self.examples = [d for g in groups for d in g.examples]
         kind_of = {id(d): n for n, g in enumerate(groups, start=1) for d in g.examples}
-        self.disagreements.options = [(f"{kind_of[id(d)]}. {self._describe(d)}", i)
-                                      for i, d in enumerate(self.examples)]
+        self.disagreements.options = [(f"{kind_of[id(d)]}. {self._name(d)}", i) for i, d in enumerate(self.examples)]
+        self.disagreements.layout.display = None
+        self.example.value = "<i>pick an example to read what each preset did with it</i>"
 
-    def _describe(self, d: Disagreement) -> str:
+    def _name(self, d: Disagreement) -> str:
+        """An example in a few words: the window (its key, if any) or the event, and when."""
         at = partial(format_instant, absolute=self._stream().absolute)
         if d.kind == "window":
-            head = f"window {d.key or '-'} [{at(d.start)}, {at(d.end)})"
-        else:
-            head = f"event {d.event_id} (t={at(d.start)})"
-        return head + " — " + " | ".join(f"{label}: {seen}" for label, seen in d.seen.items())
+            return f"window {'key ' + d.key + ' ' if d.key else ''}[{at(d.start)}, {at(d.end)})"
+        return f"event {d.event_id} (t={at(d.start)})"
+
+    def _describe(self, d: Disagreement) -> str:
+        """The example and what each preset did with it, one preset a line (HTML)."""
+        return (f"<b>{html.escape(self._name(d))}</b><ul style='margin:2px 0'>"
+                + "".join(f"<li><b>{html.escape(label)}</b>: {html.escape(seen)}</li>" for label, seen in d.seen.items())
+                + "</ul>")
 
     def _draw(self, labels: list[str], comparison: Comparison) -> None:
         at = self._stream().absolute
@@ -102,13 +117,16 @@ class ComparePanel:
             fig.add_trace(go.Scatter(x=[], y=[], mode="markers", showlegend=False, name="highlight",
                                      marker=dict(size=18, symbol="circle-open", color="#d00", line=dict(width=3))),
                           row=1, col=col)
-        fig.update_layout(height=360, margin=dict(l=50, r=10, t=40, b=40))
+        fig.update_layout(height=380, margin=dict(l=50, r=10, t=70, b=40),
+                          title=dict(text="each preset on the same stream (x arrival, y event time)", y=0.97,
+                                     yanchor="top"))
         fig.update_xaxes(title_text="arrival (UTC)" if at else "arrival (s)", matches="x", type="date" if at else "linear")
         fig.update_yaxes(title_text="event time (UTC)" if at else "event time (s)", col=1, type="date" if at else "linear")
         with self.figure.batch_update():
             self.figure.data = ()
             self.figure.layout = fig.layout
             self.figure.add_traces(list(fig.data))
+        self.figure_box.layout.display = None
         arrival = self._stream().events["arrival_time"].to_numpy()
         self.show_range(int(arrival.min()), int(arrival.min()) + 20 * self._window_length(), keep=set())
 
@@ -148,7 +166,9 @@ class ComparePanel:
     def _on_pick(self, change: dict[str, Any]) -> None:
         if change["new"] is None or self.comparison is None:
             return
-        self.highlight(self.examples[int(change["new"])])
+        picked = self.examples[int(change["new"])]
+        self.example.value = self._describe(picked)
+        self.highlight(picked)
 
     def highlight(self, d: Disagreement) -> None:
         """Frame every panel on the disagreement and ring its events (or the window's) in each."""
@@ -167,8 +187,9 @@ class ComparePanel:
         send(self.figure, {i: {"x": x, "y": y} for i in rings})
 
     def box(self) -> W.Widget:
-        return W.VBox([W.HBox([self.presets, W.VBox([self.button, self.message])]), self.figure,
-                       self.groups, self.disagreements])
+        return W.VBox([W.HBox([self.presets, W.VBox([self.button, self.message], layout=W.Layout(flex="1 1 0",
+                                                                                                  min_width="0"))]),
+                       self.figure_box, self.groups, self.disagreements, self.example])
 
 
 def _sample(events: pd.DataFrame, keep: set[str]) -> pd.DataFrame:

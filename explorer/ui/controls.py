@@ -21,16 +21,22 @@ from explorer.timeutil import MICROS, human_duration
 
 S = MICROS["s"]
 STYLE = {"description_width": "9em"}
+# 30em leaves a dropdown 21em: its longest option ("scripted (the input's watermark rows)") fits, where 26em
+# cut the watermark strategy to "bounded (max seen − L, per eve…" (tests/test_browser_page.py measures it)
+CONTROL_WIDTH = "30em"
 
 
 def wide() -> W.Layout:
     """A layout of its own for each control: a shared Layout would hide every control when one is hidden."""
-    return W.Layout(width="26em")
+    return W.Layout(width=CONTROL_WIDTH)
 
 
 def _slider(description: str, maximum: float, step: float = 0.5) -> W.FloatSlider:
+    """A slider that takes the width of its row (``sliders_box``): in the controls column its track was 60 px
+    for a 0–191 s range, too short to drag a step at a time."""
     return W.FloatSlider(value=0.0, min=0.0, max=maximum, step=step, description=description, style=STYLE,
-                         layout=W.Layout(width="21em"), continuous_update=True, readout_format=".1f")
+                         layout=W.Layout(flex="1 1 auto", width="auto", min_width="20em"), continuous_update=True,
+                         readout_format=".1f")
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,7 @@ class Controls:
                                            description="time", style={**STYLE, "button_width": "auto"})
         self.strategy = W.Dropdown(options=[("MIN_EVENT_TIME (per batch)", "min"), ("MAX_EVENT_TIME (per batch)", "max"),
                                             ("bounded (max seen − L, per event)", "bounded"),
-                                            ("event clock (Bytewax: moves with arrival time)", "event-clock"),
+                                            ("event clock (Bytewax: arrival-driven)", "event-clock"),
                                             ("scripted (the input's watermark rows)", "scripted")],
                                    description="watermark", style=STYLE, layout=wide())
         self.delay = _slider("delay (s)", max_delay)
@@ -82,7 +88,7 @@ class Controls:
                                 description="watermarks", style=STYLE, layout=wide())
         self.batches = W.Text(value="", placeholder="event | count:N | interval:5s | column",
                               description="micro-batches", style=STYLE, layout=wide())
-        self.durations = {name: W.HTML(layout=W.Layout(width="6em")) for name in self.SLIDERS}
+        self.durations = {name: W.HTML(layout=W.Layout(flex="0 0 7em")) for name in self.SLIDERS}
         for name in self.SLIDERS:
             getattr(self, name).observe(self._say_durations, names="value")
         self._say_durations()
@@ -106,10 +112,17 @@ class Controls:
         self.bound.layout.display = "none" if is_bound else None
 
     def box(self) -> W.VBox:
+        """Every control but the sliders (``sliders_box``) and the engine rules' (under them, collapsed)."""
         rules = set(self.rules.widgets.values())
-        shown = [W.HBox([w, self.durations[name]]) if (name := self.slider_name(w)) else w for w in self.all
-                 if w not in rules]
-        return W.VBox([W.HTML("<b>Time configuration</b>"), *shown, self.rules.box])
+        shown = [w for w in self.all if w not in rules and self.slider_name(w) is None]
+        return W.VBox([W.HTML("<b>Time configuration</b>"), *shown, self.rules.box],
+                      layout=W.Layout(width=CONTROL_WIDTH, min_width=CONTROL_WIDTH))
+
+    def sliders_box(self) -> W.VBox:
+        """The sliders, one a row as wide as the figure under them, each with its value as a duration: the knobs
+        moved while watching the two clocks sit right above them, with a track long enough to drag."""
+        return W.VBox([W.HBox([getattr(self, name), self.durations[name]], layout=W.Layout(width="100%"))
+                       for name in self.SLIDERS], layout=W.Layout(width="100%"))
 
     def _say_durations(self, _change: object = None) -> None:
         """Each slider's value as a duration beside its seconds ("5 min 16 s"): a trace's delays run to

@@ -21,13 +21,13 @@ S = MICROS["s"]
 
 
 class DelayHistogram:
-    """The histogram as a FigureWidget (``figure``), ``width`` pixels wide."""
+    """The histogram as a FigureWidget (``figure``), as wide as its box in the page (``fit_width``)."""
 
-    def __init__(self, width: int) -> None:
+    def __init__(self) -> None:
         fig = go.FigureWidget()
         fig.add_bar(name="events", marker_color="#4C78A8", hovertemplate="delay %{x:.2f} s: %{y}<extra></extra>")
         # a log count axis: the tail the delay must cover is a few events per bin beside thousands at the head
-        fig.update_layout(height=280, width=width, margin=dict(l=50, r=10, t=84, b=40),
+        fig.update_layout(height=280, margin=dict(l=50, r=10, t=84, b=40),
                           title=dict(text="delay = arrival − event time", y=0.98, yanchor="top"),
                           xaxis_title="delay, s", yaxis=dict(type="log", title="events"), bargap=0, showlegend=False)
         self.figure = fig

@@ -75,8 +75,9 @@ def job_timeline(progress: list[BatchProgress], explanation: JobExplanation | No
                            text=[", ".join(b.dropped_ids[:8]) + (" …" if len(b.dropped_ids) > 8 else "")
                                  for b in replayed],
                            hovertemplate="%{y} groups: %{text}<extra>the replay's late events</extra>", row=3, col=1)
-    figure.update_layout(height=520, margin=dict(l=60, r=10, t=40, b=40), legend=dict(orientation="h", y=-0.12),
-                         bargap=0.1)
+    figure.update_layout(height=560, margin=dict(l=60, r=10, t=80, b=40), legend=dict(orientation="h", y=-0.12),
+                         bargap=0.1, title=dict(text="the job's micro-batches, from its progress log", y=0.98,
+                                                yanchor="top"))
     figure.update_xaxes(type="date", row=3, col=1, title_text="when the micro-batch started (UTC)")
     figure.update_yaxes(type="date" if absolute else "linear", row=1, col=1)
     return figure
@@ -87,7 +88,8 @@ class JobLogPanel:
     batch column holding Spark's batchId), the spark preset's replay micro-batch by micro-batch, with the delay
     that would have kept the target. Window and delay come from the controls, as for Compare."""
 
-    INTRO = ("<i>A Structured Streaming job's progress log: JSON lines of query.lastProgress, or Spark's event log. "
+    INTRO = ("<i>Upload a Structured Streaming job's progress log (JSON lines of query.lastProgress, or Spark's event "
+             "log) to draw its micro-batches on a timeline. "
              "With the job's events export as the stream (its batch column holding Spark's batchId), the spark "
              "preset replays it beside the log, with the window and delay of the controls.</i>")
 
@@ -99,6 +101,8 @@ class JobLogPanel:
         self.replay = W.Button(description="replay the stream shown beside it", icon="refresh", disabled=True,
                                layout=W.Layout(width="auto"))
         self.figure = go.FigureWidget()
+        # hidden until a log is read: an empty figure showed bare axes, with no word of what fills them
+        self.figure_box = W.VBox([self.figure], layout=W.Layout(min_width="0", display="none"))
         self.progress: list[BatchProgress] = []  # the log's records
         self.name = ""  # the log file's name
         self.explanation: JobExplanation | None = None
@@ -158,7 +162,8 @@ class JobLogPanel:
             self.figure.data = ()
             self.figure.layout = drawn.layout
             self.figure.add_traces(list(drawn.data))
+        self.figure_box.layout.display = None
 
     def box(self) -> W.Widget:
         return W.VBox([W.HBox([self.upload, self.replay, self.message], layout=W.Layout(flex_flow="row wrap")),
-                       self.figure, self.table])
+                       self.figure_box, self.table])

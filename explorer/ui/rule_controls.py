@@ -55,7 +55,7 @@ def _label(spec: TimeField) -> str:
 
 
 def _widget_for(spec: TimeField) -> W.Widget:
-    layout = W.Layout(width="26em")
+    layout = W.Layout(width="29em")  # inside the accordion's padding, in the 30em controls column
     if spec.values is bool:
         return W.Checkbox(value=False, description=_label(spec), indent=False, tooltip=spec.help, layout=layout)
     if spec.values is None:

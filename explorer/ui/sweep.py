@@ -41,8 +41,7 @@ class Sweep:
     controls describe now (None when they describe none); ``set_delay(micros)`` moves the explorer's delay
     control when the user types a target."""
 
-    def __init__(self, settings: Callable[[], tuple[Stream, RunConfig] | None], set_delay: Callable[[int], None],
-                 width: int):
+    def __init__(self, settings: Callable[[], tuple[Stream, RunConfig] | None], set_delay: Callable[[int], None]):
         self._settings, self._set_delay = settings, set_delay
         self._lock = threading.RLock()
         self.figure = go.FigureWidget()
@@ -51,7 +50,7 @@ class Sweep:
                                               "<extra></extra>")
         self.figure.add_scatter(name="current", mode="markers", hoverinfo="skip",
                                 marker=dict(size=14, color="#E45756", symbol="circle-open", line=dict(width=3)))
-        self.figure.update_layout(height=260, width=width, margin=dict(l=50, r=10, t=40, b=40), title=CURVE_TITLE,
+        self.figure.update_layout(height=260, margin=dict(l=50, r=10, t=40, b=40), title=CURVE_TITLE,
                                   xaxis_title="avg emit latency, s (event time)", yaxis_title="completeness %",
                                   showlegend=False)
         self.target = W.BoundedFloatText(value=99.0, min=1.0, max=100.0, step=0.5, description="target %",

@@ -75,7 +75,8 @@ def test_exports_carry_the_offset_in_each_engines_words_or_say_they_cannot():
     config = replace(preset("spark", delay=10 * 10**6), window=WindowSpec.parse("tumbling:1h+15m"))
     assert "'3600000000 microseconds', '3600000000 microseconds', '900000000 microseconds'" in export(config, "pyspark")
     bytewax = replace(preset("bytewax"), window=WindowSpec.parse("sliding:1h:15m+5m"))
-    assert "OFFSET_US = 300000000" in export(bytewax, "bytewax") and "align_to=EPOCH + us(OFFSET_US)" in export(bytewax, "bytewax")
+    program = export(bytewax, "bytewax")
+    assert "OFFSET_US = 300000000" in program and "align_to=EPOCH + us(OFFSET_US)" in program
     beam = replace(preset("beam"), window=WindowSpec.parse("tumbling:10s+2s"))
     assert ".withOffset(" in export(beam, "beam-java")
     kafka = replace(preset("kafka-streams"), window=WindowSpec.parse("tumbling:10s+2s"))

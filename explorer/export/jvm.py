@@ -120,7 +120,7 @@ def beam_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
              f"        .withAllowedLateness({java_duration(t.allowed_lateness)})",
              f"        .{panes})",
              "    .apply(Count.perElement());"]
-    notes = unsupported(config, "Beam", {"allowed", "panes", "offset"})
+    notes = unsupported(config, "Beam", {"allowed", "panes"})
     return comment("//", notes) + "\n".join(lines) + "\n"
 
 

@@ -59,5 +59,5 @@ def beam_python(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str
              f"                           allowed_lateness={t.allowed_lateness / 1e6:g},",
              f"                           accumulation_mode=trigger.AccumulationMode.{t.panes.value.upper()})",
              "          | beam.CombinePerKey(sum))"]
-    notes = unsupported(config, "Beam", {"allowed", "panes", "offset"})
+    notes = unsupported(config, "Beam", {"allowed", "panes"})
     return comment("#", notes) + "\n".join(lines) + "\n"

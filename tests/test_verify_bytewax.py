@@ -17,7 +17,7 @@ from explorer.verify.engines import ENGINE_JOBS
 
 S = 1_000_000
 COLUMNS = {"event_time": "ts", "arrival_time": "ingest_ts", "key": "device_id"}
-WINDOWS = ["tumbling:1m", "sliding:2m:30s", "session:45s"]
+WINDOWS = ["tumbling:1m", "sliding:2m:30s", "session:45s", "tumbling:1m+20s"]  # the last offset (align_to)
 
 
 @pytest.fixture(scope="module")

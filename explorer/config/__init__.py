@@ -136,12 +136,15 @@ class WindowKind(str, Enum):
 
 @dataclass(frozen=True)
 class WindowSpec:
-    """Where an event goes: tumbling(size), sliding(size, slide) or session(gap), aligned to time 0."""
+    """Where an event goes: tumbling(size), sliding(size, slide) or session(gap). Tumbling and sliding windows
+    start at ``offset`` + k × slide (Flink's window offset, Spark's startTime, Beam's withOffset): 0 aligns them to
+    the epoch (or the stream's zero), 1h aligns daily windows to 01:00 UTC."""
 
     kind: WindowKind
     size: int = 0
     slide: int = 0
     gap: int = 0
+    offset: int = 0  # in [0, slide): an offset of a whole slide or more, or a negative one, names the same windows
 
     def __post_init__(self) -> None:
         if not isinstance(self.kind, WindowKind):
@@ -156,30 +159,45 @@ class WindowSpec:
             raise InputError(f"window sliding:{format_duration(self.size)}:{format_duration(self.slide)} puts every "
                              f"event in {-(-self.size // self.slide):,} windows; at most {MAX_WINDOWS_PER_EVENT:,} "
                              "are allowed (use a longer slide)")
+        if isinstance(self.offset, bool) or not isinstance(self.offset, int):
+            raise InputError(f"a window offset is a duration, not {self.offset!r}")
+        if self.kind is WindowKind.SESSION and self.offset:
+            raise InputError("a session window has no offset: it starts at its first event")
+        if self.kind is not WindowKind.SESSION and not 0 <= self.offset < self.slide:
+            object.__setattr__(self, "offset", self.offset % self.slide)  # the same windows, named one way
 
     @staticmethod
     def parse(text: str) -> "WindowSpec":
-        """Read ``tumbling:10``, ``sliding:20:10`` or ``session:30`` (durations as in --delay)."""
-        parts = str(text).split(":")
+        """Read ``tumbling:10``, ``sliding:20:10`` or ``session:30`` (durations as in --delay), and an offset after
+        ``+`` for tumbling and sliding windows: ``tumbling:1d+1h``, ``sliding:1h:15m+5m``."""
+        body, plus, offset_text = str(text).partition("+")
+        parts = body.split(":")
         try:
             kind = WindowKind(parts[0].strip().lower())
         except ValueError:
-            raise InputError(f"unknown window {text!r}: use tumbling:SIZE, sliding:SIZE:SLIDE or session:GAP") from None
+            raise InputError(f"unknown window {text!r}: use tumbling:SIZE, sliding:SIZE:SLIDE or session:GAP "
+                             "(an offset after +: tumbling:1d+1h)") from None
         expected = {WindowKind.TUMBLING: 2, WindowKind.SLIDING: 3, WindowKind.SESSION: 2}[kind]
         if len(parts) != expected:
             raise InputError(f"window {text!r} needs {expected - 1} duration(s) after '{kind.value}:'")
         values = [parse_duration(p) for p in parts[1:]]
+        offset = 0
+        if plus:
+            if kind is WindowKind.SESSION:
+                raise InputError(f"window {text!r}: a session window has no offset (it starts at its first event)")
+            offset = parse_duration(offset_text)
         if kind is WindowKind.TUMBLING:
-            return WindowSpec(kind, size=values[0], slide=values[0])
+            return WindowSpec(kind, size=values[0], slide=values[0], offset=offset)
         if kind is WindowKind.SLIDING:
-            return WindowSpec(kind, size=values[0], slide=values[1])
+            return WindowSpec(kind, size=values[0], slide=values[1], offset=offset)
         return WindowSpec(kind, gap=values[0])
 
     def __str__(self) -> str:
+        at = f"+{format_duration(self.offset)}" if self.offset else ""
         if self.kind is WindowKind.TUMBLING:
-            return f"tumbling:{format_duration(self.size)}"
+            return f"tumbling:{format_duration(self.size)}{at}"
         if self.kind is WindowKind.SLIDING:
-            return f"sliding:{format_duration(self.size)}:{format_duration(self.slide)}"
+            return f"sliding:{format_duration(self.size)}:{format_duration(self.slide)}{at}"
         return f"session:{format_duration(self.gap)}"
 
 

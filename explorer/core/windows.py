@@ -157,29 +157,31 @@ class Admission:
 
 
 def fixed_spans(t: int, size: int, slide: int, end_inclusive: bool = False,
-                from_zero: bool = False) -> Iterator[tuple[int, int]]:
-    """The (start, end) of every tumbling or sliding window aligned to 0 that holds time ``t``, latest start first
-    (Spark's TimeWindowing, Flink's and Beam's assigners agree on it). ``from_zero``: none starting before 0
-    when the time is ≥ 0, so every event keeps a window (Kafka Streams' TimeWindows.windowsFor starts at
-    max(0, t − size + advance))."""
+                from_zero: bool = False, offset: int = 0) -> Iterator[tuple[int, int]]:
+    """The (start, end) of every tumbling or sliding window starting at ``offset`` + k × slide that holds time
+    ``t``, latest start first (Spark's TimeWindowing, Flink's and Beam's assigners agree on it, offset included:
+    Flink's getWindowStartWithOffset). ``from_zero``: none starting before 0 when the time is ≥ 0, so every event
+    keeps a window (Kafka Streams' TimeWindows.windowsFor starts at max(0, t − size + advance))."""
     placed = t - 1 if end_inclusive else t
-    start = (placed // slide) * slide
+    start = ((placed - offset) // slide) * slide + offset
     while start > placed - size and not (from_zero and start < 0 <= placed):
         yield start, start + size
         start -= slide
 
 
 class FixedWindows:
-    """Tumbling and sliding windows aligned to 0; Storm's are (start, end], modelled as [start, end) one µs on."""
+    """Tumbling and sliding windows starting at offset + k × slide; Storm's are (start, end], modelled as [start, end)
+    one µs on."""
 
     def __init__(self, spec: WindowSpec, end_inclusive: bool, from_zero: bool, store: WindowStore,
                  lateness: Lateness):
         self.size, self.slide, self.end_inclusive, self.from_zero = spec.size, spec.slide, end_inclusive, from_zero
+        self.offset = spec.offset
         self.store, self.lateness = store, lateness
 
     def spans(self, t: int) -> Iterator[tuple[int, int]]:
         """The event's windows, latest start first."""
-        return fixed_spans(t, self.size, self.slide, self.end_inclusive, self.from_zero)
+        return fixed_spans(t, self.size, self.slide, self.end_inclusive, self.from_zero, self.offset)
 
     def admit(self, t: int, key: str, event_id: str, eff: int) -> Admission:
         store, lateness = self.store, self.lateness

@@ -29,14 +29,14 @@ def bytewax_job(config: RunConfig, source: ExportSource) -> str:
         windower = "SessionWindower(gap=us(GAP_US))"
         shape = {"GAP_US": window.gap}
     elif window.kind is WindowKind.SLIDING:
-        windower = "SlidingWindower(length=us(SIZE_US), offset=us(SLIDE_US), align_to=EPOCH)"
-        shape = {"SIZE_US": window.size, "SLIDE_US": window.slide}
+        windower = "SlidingWindower(length=us(SIZE_US), offset=us(SLIDE_US), align_to=EPOCH + us(OFFSET_US))"
+        shape = {"SIZE_US": window.size, "SLIDE_US": window.slide, "OFFSET_US": window.offset}
     else:
-        windower = "TumblingWindower(length=us(SIZE_US), align_to=EPOCH)"
-        shape = {"SIZE_US": window.size}
+        windower = "TumblingWindower(length=us(SIZE_US), align_to=EPOCH + us(OFFSET_US))"
+        shape = {"SIZE_US": window.size, "OFFSET_US": window.offset}
     wait = config.time.bound + config.time.delay
     settings = source_settings(source) | {"WAIT_US": wait} | shape
-    notes = unsupported(config, "Bytewax", {"side_output", "event_clock", "scope", "timestamp_rule"})
+    notes = unsupported(config, "Bytewax", {"side_output", "event_clock", "scope", "timestamp_rule", "offset"})
     header = [f"# NOTE: {n}" for n in notes]
     header.append("# cadence: one item at a time, every key woken before each arrival")
     header.append(f"# clock: EventClock(wait_for_system_duration={format_duration(wait)}); window: {window}")

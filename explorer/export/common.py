@@ -141,6 +141,9 @@ def unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]:
         notes.append(f"{target} re-fires a window once for the late elements of a bundle or batch; here each late "
                      f"element fires it" if t.late_fires_per_element else
                      f"{target} fires a window the watermark has passed for each late element; here once per batch")
+    if "offset" not in handled and config.window.offset:
+        notes.append(f"{target} aligns its windows to the epoch; here they start {format_duration(config.window.offset)} "
+                     "later (the window offset), so every window differs")
     if rules.source_idle_timeout is not None and target not in ("Flink", "PyFlink"):
         notes.append(f"a partition idle for {format_duration(rules.source_idle_timeout)} leaving the watermark merge "
                      f"(Flink's withIdleness) has no equivalent in {target}")
@@ -152,11 +155,14 @@ def comment(prefix: str, notes: list[str]) -> str:
 
 
 def beam_window_fn(config: RunConfig, seconds: Callable[[int], str], java: bool) -> str:
-    size, slide, gap = (seconds(v) for v in (config.window.size, config.window.slide, config.window.gap))
+    size, slide, gap, offset = (seconds(v) for v in (config.window.size, config.window.slide, config.window.gap,
+                                                     config.window.offset))
     if java:
-        return {WindowKind.TUMBLING: f"FixedWindows.of({size})",
-                WindowKind.SLIDING: f"SlidingWindows.of({size}).every({slide})",
+        with_offset = f".withOffset({offset})" if config.window.offset else ""
+        return {WindowKind.TUMBLING: f"FixedWindows.of({size}){with_offset}",
+                WindowKind.SLIDING: f"SlidingWindows.of({size}).every({slide}){with_offset}",
                 WindowKind.SESSION: f"Sessions.withGapDuration({gap})"}[config.window.kind]
-    return {WindowKind.TUMBLING: f"window.FixedWindows({size})",
-            WindowKind.SLIDING: f"window.SlidingWindows({size}, {slide})",
+    at = f", {offset}" if config.window.offset else ""
+    return {WindowKind.TUMBLING: f"window.FixedWindows({size}{at})",
+            WindowKind.SLIDING: f"window.SlidingWindows({size}, {slide}{at})",
             WindowKind.SESSION: f"window.Sessions({gap})"}[config.window.kind]

@@ -51,11 +51,12 @@ def spark_job(config: RunConfig, source: ExportSource) -> str:
     if window.kind is WindowKind.SESSION:
         grouping = f"F.session_window('event_ts', '{window.gap} microseconds')"
     else:
-        grouping = f"F.window('event_ts', '{window.size} microseconds', '{window.slide} microseconds')"
+        grouping = (f"F.window('event_ts', '{window.size} microseconds', '{window.slide} microseconds', "
+                    f"'{window.offset} microseconds')")  # startTime: the window offset
     delay = config.time.delay + config.time.bound
     cadence = Cadence.of(config)
     settings = source_settings(source) | {"TRIGGER_US": cadence.trigger, "DELAY_US": delay}
-    notes = unsupported(config, "Spark Structured Streaming", set())
+    notes = unsupported(config, "Spark Structured Streaming", {"offset"})
     header = [f"# NOTE: {n}" for n in notes]
     header.append(f"# cadence: {cadence.describe()}")
     header.append(f"# watermark: withWatermark('event_ts', '{spark_interval(delay)}'); window: {window}")

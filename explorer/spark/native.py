@@ -133,7 +133,8 @@ def run_native(spark: SparkSession, stream: Stream, window: WindowSpec, delay_us
         if window.kind is WindowKind.SESSION:
             grouping = F.session_window("ts", f"{window.gap} microseconds").alias("w")
         else:
-            grouping = F.window("ts", f"{window.size} microseconds", f"{window.slide} microseconds").alias("w")
+            grouping = F.window("ts", f"{window.size} microseconds", f"{window.slide} microseconds",
+                                f"{window.offset} microseconds").alias("w")  # startTime: the window offset
         counted = frame.groupBy(grouping, "key").agg(F.collect_list("id").alias("ids"))
         flush = _flush_row(stream, window, delay_us)
         out: list[NativeEmission] = []

@@ -233,7 +233,7 @@ def _assignments(stream: Stream, window: WindowSpec, kept: list[Emission], row_o
         if window.kind is WindowKind.SESSION:
             spans = took or [(t, t + window.gap)]
         else:
-            spans = list(fixed_spans(t, window.size, window.slide))
+            spans = list(fixed_spans(t, window.size, window.slide, offset=window.offset))
             stray = set(took) - set(spans)
             if stray:
                 raise NativeMismatch(f"Spark put event {arrays.ids[row]} (t={t} µs) in window {sorted(stray)[0]}, "

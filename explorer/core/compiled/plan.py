@@ -61,21 +61,25 @@ class FixedWindows:
 
 def fixed_windows(stream: Stream, config: RunConfig) -> FixedWindows:
     window, rules = config.window, derive(config)
-    cache_key = ("compiled-windows", window.size, window.slide, rules.end_inclusive, rules.from_zero, rules.processing)
+    cache_key = ("compiled-windows", window.size, window.slide, window.offset, rules.end_inclusive, rules.from_zero,
+                 rules.processing)
     return stream.cached(cache_key, lambda: _fixed_windows(event_codes(stream, rules.processing), window.size,
-                                                            window.slide, rules.end_inclusive, rules.from_zero))
+                                                            window.slide, rules.end_inclusive, rules.from_zero,
+                                                            window.offset))
 
 
-def _fixed_windows(codes: EventCodes, size: int, slide: int, end_inclusive: bool, from_zero: bool) -> FixedWindows:
-    """Every event's windows (as ``windows.fixed_spans`` lists them), on whole columns."""
+def _fixed_windows(codes: EventCodes, size: int, slide: int, end_inclusive: bool, from_zero: bool,
+                   offset: int) -> FixedWindows:
+    """Every event's windows (as ``windows.fixed_spans`` lists them), on whole columns; a window is named by its
+    slot k (start = offset + k × slide)."""
     placed = codes.t - 1 if end_inclusive else codes.t  # (start, end] as [start, end) one µs on
     per_event = -(-size // slide)
-    last = (placed // slide) * slide
+    last = ((placed - offset) // slide) * slide + offset
     starts = last[:, None] - np.arange(per_event, dtype=np.int64)[None, :] * slide
     valid = starts > (placed - size)[:, None]
     if from_zero:
         valid &= (starts >= 0) | (placed < 0)[:, None]
-    slot = starts[valid] // slide
+    slot = (starts[valid] - offset) // slide
     keys = np.broadcast_to(codes.key[:, None], starts.shape)[valid]
     low = int(slot.min())
     span = int(slot.max()) - low + 1
@@ -87,7 +91,7 @@ def _fixed_windows(codes: EventCodes, size: int, slide: int, end_inclusive: bool
         w_key, w_slot = pairs[:, 0], pairs[:, 1]
     window_of = np.full(starts.shape, -1, dtype=np.int64)
     window_of[valid] = ids
-    w_start = np.asarray(w_slot, dtype=np.int64) * slide
+    w_start = np.asarray(w_slot, dtype=np.int64) * slide + offset
     return FixedWindows(window_of, np.asarray(w_key, dtype=np.int64), w_start, w_start + size)
 
 

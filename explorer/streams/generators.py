@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from explorer.errors import InputError
+from explorer.streams.delays import delays
 from explorer.streams.loading import stream_from_frame
 from explorer.streams.stream import Stream
 
@@ -186,6 +187,8 @@ GENERATORS: dict[str, Generator] = {
         Generator("future-outliers", future_outliers, "a few events stamped far in the future"),
         Generator("kafka-export", kafka_export, "a Kafka topic export: ISO and epoch-ms times, devices offline "
                   "for minutes", KAFKA_COLUMNS),
+        Generator("delays", delays, "steady events whose delays follow a distribution (uniform, exponential, "
+                  "log-normal, Pareto) with a given p99, and devices that go offline"),
     )
 }
 
@@ -203,7 +206,9 @@ OPTION_RANGES: dict[str, tuple[float, float, bool]] = {
     "mean_delay": (0, 86_400, False),
     "max_delay": (0, 86_400, True),
     "duration": (0, 10**8, False),
-    "rate": (0, 1_000, False),
+    "rate": (0, 100_000, False),
+    "p99": (0, 365 * 86_400, False),
+    "shape": (0, 100, False),
     "silent_after": (0, 10**8, True),
     "offline_prob": (0, 1, True),
     "outlier_prob": (0, 1, True),

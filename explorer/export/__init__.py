@@ -6,9 +6,10 @@ A snippet uses the user's own column names (``ExportSource``: the file's name fo
 the PySpark one is a whole program: ``python job.py EVENTS OUTDIR`` replays the user's file at the cadence the
 prediction assumed and writes what Spark emitted (``spark_job``; ``explorer.verify`` runs it).
 
-The snippets are one function per engine: ``jvm`` (VoltSP, Flink, Beam Java, Kafka Streams) and ``python``
-(PyFlink, PySpark, Bytewax, Beam Python), over what they share (``common``); this module names them
-(:data:`TARGETS`) and picks one (:func:`export`).
+The snippets are one function per engine in ``jvm`` (VoltSP, Beam Java, Kafka Streams), and the whole programs one
+module each (``spark_job``, ``bytewax_job``, ``beam_job``, ``flink_job`` for PyFlink, ``flink_java_job`` for Flink
+Java), over what they share (``common``, ``replay``); this module names them (:data:`TARGETS`) and picks one
+(:func:`export`).
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from collections.abc import Callable
 
 from explorer.config import RunConfig
 from explorer.export.common import DEFAULT_SOURCE, ExportSource
-from explorer.export.jvm import beam_java, flink_java, kafka_streams_java, voltsp_java, voltsp_yaml
+from explorer.export.jvm import beam_java, kafka_streams_java, voltsp_java, voltsp_yaml
 from explorer.export.bytewax_job import bytewax_job as bytewax
-from explorer.export.python import beam_python, pyflink
+from explorer.export.flink_java_job import flink_java_job as flink_java
+from explorer.export.flink_job import pyflink_job as pyflink
+from explorer.export.python import beam_python
 from explorer.export.spark_job import spark_job as pyspark
 
 __all__ = ["DEFAULT_SOURCE", "TARGETS", "ExportSource", "beam_java", "beam_python", "bytewax", "export", "flink_java",

@@ -1,5 +1,5 @@
-"""Export snippets for the engines configured in Java or in YAML: VoltSP (YAML and Java), Flink, Beam's Java SDK
-and Kafka Streams.
+"""Export snippets for the engines configured in Java or in YAML: VoltSP (YAML and Java), Beam's Java SDK and Kafka
+Streams (Flink's Java export is a whole program: ``flink_java_job``).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from explorer.config import Emit, LatePolicy, Panes, RunConfig, Scope, Strategy, TimeSource, WindowKind, time_config_to_voltsp
+from explorer.config import Emit, Panes, RunConfig, Scope, Strategy, TimeSource, WindowKind, time_config_to_voltsp
 from explorer.export.common import (DEFAULT_SOURCE, ExportSource, beam_window_fn, comment, java_duration, unsupported,
                                     watermark_lag)
 from explorer.timeutil import format_duration
@@ -71,32 +71,6 @@ def voltsp_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str
 
 def _java_key(source: ExportSource) -> str:
     return f"Event::{source.key}" if source.key else "event -> \"all\"  /* the stream has no key column */"
-
-
-def flink_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
-    t = config.time
-    lag = watermark_lag(config)
-    assigner = {WindowKind.TUMBLING: f"TumblingEventTimeWindows.of({java_duration(config.window.size)})",
-                WindowKind.SLIDING: f"SlidingEventTimeWindows.of({java_duration(config.window.size)}, "
-                                    f"{java_duration(config.window.slide)})",
-                WindowKind.SESSION: f"EventTimeSessionWindows.withGap({java_duration(config.window.gap)})"}
-    lines = ["OutputTag<Event> late = new OutputTag<Event>(\"late\") {};",
-             "WatermarkStrategy<Event> watermarks = WatermarkStrategy",
-             f"    .<Event>forBoundedOutOfOrderness({java_duration(lag)})",
-             f"    .withTimestampAssigner((event, ts) -> event.{source.event_time})"]
-    if t.source_idle_timeout is not None:
-        lines.append(f"    .withIdleness({java_duration(t.source_idle_timeout)})")
-    lines[-1] += ";"
-    lines += ["stream.assignTimestampsAndWatermarks(watermarks)",
-              f"    .keyBy({f'event -> event.{source.key}' if source.key else 'event -> 0  /* no key column */'})",
-              f"    .window({assigner[config.window.kind]})"]
-    if t.allowed_lateness:
-        lines.append(f"    .allowedLateness({java_duration(t.allowed_lateness)})")
-    if t.late_policy is LatePolicy.SIDE_OUTPUT:
-        lines.append("    .sideOutputLateData(late)")
-    lines.append("    .aggregate(new CountAggregate());")
-    notes = unsupported(config, "Flink", {"allowed", "side_output", "per_element"})
-    return comment("//", notes) + "\n".join(lines) + "\n"
 
 
 def beam_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:

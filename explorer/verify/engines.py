@@ -13,11 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.config import BatchKind, RunConfig, WindowKind, what_if
+from explorer.config import BatchKind, RunConfig, Scope, WindowKind, what_if
 from explorer.core.result import Reason
 from explorer.errors import InputError
 from explorer.export.bytewax_job import bytewax_job
 from explorer.export.common import ExportSource
+from explorer.export.flink_java_job import flink_java_job
+from explorer.export.flink_job import pyflink_job, replays_cadence, whole_ms
 from explorer.export.spark_job import Cadence, spark_job
 
 # the engines' venvs (``make engines``): .engines/<name> beside the project, or where WX_ENGINES says
@@ -53,6 +55,7 @@ class EngineJob:
     cadence: Callable[[RunConfig], str | None] = lambda config: None  # a reason the job cannot run this cadence
     # the window's end as the engine reports it, from the prediction's (start, end) (e.g. Bytewax's sessions)
     session_end: Callable[[RunConfig, int], int] = lambda config, end: end
+    launcher: Callable[[], list[str]] | None = None  # what runs the program, when not a Python (e.g. java)
 
     def check(self, config: RunConfig) -> None:
         """Refuse, in one line, a configuration the engine's job would not run as predicted."""
@@ -68,7 +71,7 @@ class EngineJob:
             raise InputError(f"verify --engine {self.engine}: {reason}")
 
     def command(self) -> list[str]:
-        return _interpreter(self.engine, self.venv)
+        return self.launcher() if self.launcher else _interpreter(self.engine, self.venv)
 
     def window_end(self, config: RunConfig, start: int, end: int) -> int:
         return self.session_end(config, end) if config.window.kind is WindowKind.SESSION else end
@@ -79,6 +82,34 @@ def _spark_cadence(config: RunConfig) -> str | None:
         return ("the prediction assumes one micro-batch per event, which no Spark trigger does; give the trigger "
                 "interval the job will run at (--batches interval:T, e.g. interval:1s)")
     return None
+
+
+def _flink_cadence(config: RunConfig) -> str | None:
+    """What the Flink programs cannot replay as predicted: a cadence without ticks, times finer than Flink's ms,
+    a watermark that is not one per partition merged by min (or one in all), the wall clock of withIdleness."""
+    if not replays_cadence(config):
+        return ("a Flink job emits its watermark per auto-watermark interval: give --batches interval:T (the flink "
+                "preset's 200ms), event or count:N, not the file's batch column")
+    if config.time.scope not in (Scope.PARTITION_MIN, Scope.GLOBAL):
+        return f"--scope {config.time.scope.value} is not a Flink watermark (one per partition, merged by min)"
+    if config.time.source_idle_timeout is not None:
+        return ("--source-idle-timeout: Flink's withIdleness runs on the wall clock, which a replay does not have; "
+                "verify without it")
+    return whole_ms(config)
+
+
+def _java_on_flink_jars() -> list[str]:
+    """Java's single-file launcher, against the jars PyFlink ships (``make engines``): no build step, no Maven."""
+    import shutil
+
+    libs = sorted((ENGINES_DIR / "flink").glob("lib/python3*/site-packages/pyflink/lib"))
+    if not libs:
+        raise InputError(f"verify --engine flink-java: Flink's jars are missing; run `make engines` once (it installs "
+                         f"{VENV_PINS['flink']}, whose jars the Java job runs on, into {ENGINES_DIR / 'flink'})")
+    java = shutil.which("java")
+    if java is None:
+        raise InputError("verify --engine flink-java: no `java` on the PATH; the job needs a JDK 17 or newer")
+    return [java, "-cp", f"{libs[-1]}/*"]
 
 
 def _per_item(config: RunConfig) -> str | None:
@@ -96,4 +127,14 @@ ENGINE_JOBS: dict[str, EngineJob] = {
                          # Bytewax's session ends at its last item; the explorer's, strictly closed, 1 µs after
                          # last + gap
                          session_end=lambda config, end: end - config.window.gap - 1),
+    # Flink fires a window when the watermark passes it, again for each late element it keeps, and the rest when
+    # the bounded input ends (the max watermark)
+    "flink": EngineJob("flink", "flink", pyflink_job, frozenset({Reason.WATERMARK.value, Reason.LATE_UPDATE.value,
+                                                                 Reason.END_OF_STREAM.value}),
+                       venv="flink", refuses=True, cadence=_flink_cadence),
+    # the same job on Flink's Java WindowOperator (PyFlink's .window() runs a Python port of it)
+    "flink-java": EngineJob("flink-java", "flink", flink_java_job, frozenset({Reason.WATERMARK.value,
+                                                                              Reason.LATE_UPDATE.value,
+                                                                              Reason.END_OF_STREAM.value}),
+                            file_name="Job.java", refuses=True, cadence=_flink_cadence, launcher=_java_on_flink_jars),
 }

@@ -1,0 +1,370 @@
+"""The PyFlink export: a whole job that replays the user's file through the tuned window with Flink's own
+``forBoundedOutOfOrderness`` watermarks, emitted once per auto-watermark interval of *arrival* time, and writes
+what Flink fired and what it sent to the late side output.
+
+Why a replay with ticks: Flink emits its periodic watermark on a wall-clock timer (``autoWatermarkInterval``, 200 ms
+by default), so a job fed a file at full speed would see a few watermarks at random points, and the same file
+would give another answer on every run. The program puts a *tick* row in the stream before the first event of each
+new interval of arrival time (the preset's ``--batches interval:T``: the events of one interval are one batch, the
+watermark moves at its end). A small Java ``WatermarkStrategy`` (PyFlink has no Python ``WatermarkGenerator``;
+its source is in the program and compiled with ``javac`` against PyFlink's jars on first run) keeps one of Flink's
+own ``forBoundedOutOfOrderness(L)`` generators per Kafka partition (the file's ``partition`` column, if it has
+one) and on each tick calls their ``onPeriodicEmit``, the min over the partitions being the watermark, as a Kafka
+source merges its splits. The tick rows are dropped before ``keyBy``. So only the clock that calls Flink's code is
+replaced; the watermark arithmetic (max − L − 1 ms) and the window operator are Flink's.
+
+Determinism needs parallelism 1 and Python functions that see elements and watermarks in the source's order:
+``python.execution-mode`` thread runs them in the task's thread, one element at a time (the default process mode
+holds a watermark until its bundle of elements is finished, so elements after it could overtake it; there
+``python.fn-execution.bundle.size`` 1 keeps the order, about five times slower). ``.window()`` in PyFlink runs
+PyFlink's Python port of Flink's WindowOperator; ``flink_java_job`` is the same job on the Java one.
+
+Output contract (docs/export.md): ``python job.py EVENTS OUTDIR`` (in a venv with apache-flink 2.3.0, pandas and
+a JDK on the PATH) writes ``OUTDIR/emissions.jsonl`` (``key``, ``window_start``, ``window_end`` in µs, ``ids``,
+``seq``: Flink's firing order) and ``OUTDIR/refused.jsonl`` (``id``, ``key``: the late side output).
+"""
+
+from __future__ import annotations
+
+from explorer.config import BatchKind, RunConfig, Scope, WindowKind
+from explorer.export.common import MS, ExportSource, unsupported, watermark_lag
+from explorer.export.replay import READING, settings_block, source_settings
+from explorer.timeutil import format_duration
+
+PARTITION_COLUMN = "partition"  # the explorer reads a file's column of this name as the Kafka partition
+
+
+FLINK_INTERVAL = 200_000  # µs: Flink's default pipeline.auto-watermark-interval
+
+
+def replays_cadence(config: RunConfig) -> bool:
+    """The prediction's cadence is one a Flink job has: a watermark per interval, or after every N elements."""
+    return config.batches is not None and config.batches.kind in (BatchKind.INTERVAL, BatchKind.EVENT, BatchKind.COUNT)
+
+
+def cadence_settings(config: RunConfig) -> dict[str, object]:
+    """How the replay ticks: TICK_EVERY_US (µs of arrival time per auto-watermark interval) or TICK_EVERY_EVENTS
+    (a tick after every N events: ``--batches event`` / ``count:N``, the watermark after each element). A cadence
+    no Flink job has (the file's batch column) runs at Flink's default interval, with a note."""
+    batches = config.batches
+    if batches is not None and batches.kind is BatchKind.INTERVAL:
+        return {"TICK_EVERY_US": batches.interval, "TICK_EVERY_EVENTS": None}
+    if batches is not None and batches.kind in (BatchKind.EVENT, BatchKind.COUNT):
+        return {"TICK_EVERY_US": None, "TICK_EVERY_EVENTS": batches.count if batches.kind is BatchKind.COUNT else 1}
+    return {"TICK_EVERY_US": FLINK_INTERVAL, "TICK_EVERY_EVENTS": None}
+
+
+def describe_cadence(config: RunConfig) -> str:
+    ticks = cadence_settings(config)
+    if ticks["TICK_EVERY_US"]:
+        return (f"a watermark per {format_duration(int(str(ticks['TICK_EVERY_US'])))} of arrival time "
+                "(autoWatermarkInterval)")
+    return f"a watermark after every {ticks['TICK_EVERY_EVENTS']} event(s)"
+
+
+def whole_ms(config: RunConfig) -> str | None:
+    """A reason Flink's millisecond clock cannot run ``config`` as predicted, or None."""
+    window, time = config.window, config.time
+    spans = {"the window": window.gap if window.kind is WindowKind.SESSION else window.size,
+             "the slide": window.slide if window.kind is WindowKind.SLIDING else 0, "the window offset": window.offset,
+             "the watermark's lag": watermark_lag(config), "the allowed lateness": time.allowed_lateness}
+    for name, micros in spans.items():
+        if micros % MS:
+            return f"{name} ({format_duration(micros)}) is not a whole number of ms; Flink's times are ms"
+    if config.batches is not None and config.batches.kind is BatchKind.INTERVAL and config.batches.interval % MS:
+        return "the auto-watermark interval must be a whole number of ms"
+    return None
+
+
+def flink_settings(config: RunConfig, source: ExportSource) -> dict[str, object]:
+    """The constants both Flink programs (PyFlink and Java) start from."""
+    window = config.window
+    return source_settings(source) | {
+        "PARTITION": PARTITION_COLUMN if config.time.scope is Scope.PARTITION_MIN else None,
+        "BOUND_MS": watermark_lag(config) // MS, "ALLOWED_LATENESS_MS": config.time.allowed_lateness // MS,
+        "WINDOW": window.kind.value, "SIZE_MS": window.size // MS, "SLIDE_MS": window.slide // MS,
+        "GAP_MS": window.gap // MS, "OFFSET_MS": window.offset // MS} | cadence_settings(config)
+
+
+def flink_notes(config: RunConfig, target: str) -> list[str]:
+    notes = unsupported(config, target, {"allowed", "side_output", "per_element", "offset"})
+    if not replays_cadence(config):
+        notes.append(f"the prediction's cadence ({config.batches or 'the file'}'s batches) is no Flink job's; the "
+                     f"program emits a watermark per {format_duration(FLINK_INTERVAL)} of arrival time, Flink's "
+                     "default")
+    if config.time.scope not in (Scope.PARTITION_MIN, Scope.GLOBAL):
+        notes.append(f"--scope {config.time.scope.value}: Flink's watermark is one per source split (partition), "
+                     "merged by min; the program keeps that")
+    if config.time.source_idle_timeout is not None:
+        notes.append(f"withIdleness({format_duration(config.time.source_idle_timeout)}) runs on the wall clock; "
+                     "the replay leaves it out (add it where you deploy)")
+    return notes
+
+
+# Flink's own generators, one per partition, periodic emission driven by the replay's tick rows. Rows are
+# (id, key, event time ms, partition, is_tick). Shared by the PyFlink helper and the Java program.
+ARRIVAL_TICKS_JAVA = r"""
+    /** Flink's forBoundedOutOfOrderness(bound), one generator per partition, merged by min as a Kafka source
+     *  merges its splits; onPeriodicEmit is called on each tick row (an auto-watermark interval of arrival time)
+     *  instead of on a wall-clock timer, so the same file gives the same watermarks on every run. */
+    public static class ArrivalTicks implements WatermarkStrategy<Tuple5<String, String, Long, String, Boolean>> {
+        private final long boundMs;
+        private final int partitions;
+
+        public ArrivalTicks(long boundMs, int partitions) { this.boundMs = boundMs; this.partitions = partitions; }
+
+        @Override
+        public WatermarkGenerator<Tuple5<String, String, Long, String, Boolean>> createWatermarkGenerator(
+                WatermarkGeneratorSupplier.Context context) {
+            final WatermarkStrategy<Tuple5<String, String, Long, String, Boolean>> bounded =
+                WatermarkStrategy.forBoundedOutOfOrderness(Duration.ofMillis(boundMs));
+            final int expected = partitions;
+            return new WatermarkGenerator<Tuple5<String, String, Long, String, Boolean>>() {
+                private final Map<String, WatermarkGenerator<Tuple5<String, String, Long, String, Boolean>>> perPartition =
+                    new HashMap<>();
+                private long emitted = Long.MIN_VALUE;
+
+                @Override
+                public void onEvent(Tuple5<String, String, Long, String, Boolean> row, long ts, WatermarkOutput out) {
+                    if (!row.f4) {
+                        perPartition.computeIfAbsent(row.f3, p -> bounded.createWatermarkGenerator(context))
+                            .onEvent(row, ts, out);
+                        return;
+                    }
+                    // a partition that has sent nothing yet holds the merged watermark at its start (Long.MIN_VALUE)
+                    long merged = perPartition.size() < expected ? Long.MIN_VALUE : Long.MAX_VALUE;
+                    for (WatermarkGenerator<Tuple5<String, String, Long, String, Boolean>> g : perPartition.values()) {
+                        final long[] mark = {Long.MIN_VALUE};
+                        g.onPeriodicEmit(new WatermarkOutput() {
+                            @Override public void emitWatermark(Watermark w) { mark[0] = w.getTimestamp(); }
+                            @Override public void markIdle() {}
+                            @Override public void markActive() {}
+                        });
+                        merged = Math.min(merged, mark[0]);
+                    }
+                    if (merged > emitted) {
+                        emitted = merged;
+                        out.emitWatermark(new Watermark(merged));
+                    }
+                }
+
+                @Override
+                public void onPeriodicEmit(WatermarkOutput out) {}
+            };
+        }
+
+        @Override
+        public TimestampAssigner<Tuple5<String, String, Long, String, Boolean>> createTimestampAssigner(
+                TimestampAssignerSupplier.Context context) {
+            return (row, previous) -> row.f2;
+        }
+    }
+"""
+
+JAVA_IMPORTS = """import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.flink.api.common.eventtime.TimestampAssigner;
+import org.apache.flink.api.common.eventtime.TimestampAssignerSupplier;
+import org.apache.flink.api.common.eventtime.Watermark;
+import org.apache.flink.api.common.eventtime.WatermarkGenerator;
+import org.apache.flink.api.common.eventtime.WatermarkGeneratorSupplier;
+import org.apache.flink.api.common.eventtime.WatermarkOutput;
+import org.apache.flink.api.common.eventtime.WatermarkStrategy;
+import org.apache.flink.api.java.tuple.Tuple5;
+"""
+
+_HELPER = ("package wxreplay;\n\n" + JAVA_IMPORTS + "import org.apache.flink.streaming.api.datastream.DataStream;\n\n"
+           "/** The replay's watermarks for a PyFlink job (PyFlink has no Python WatermarkGenerator). */\n"
+           "public class Replay {\n" + ARRIVAL_TICKS_JAVA + """
+    public static WatermarkStrategy<Tuple5<String, String, Long, String, Boolean>> watermarks(long boundMs,
+                                                                                          int partitions) {
+        return new ArrivalTicks(boundMs, partitions);
+    }
+
+    /** The events, without the tick rows (before keyBy). */
+    public static DataStream<Tuple5<String, String, Long, String, Boolean>> events(
+            DataStream<Tuple5<String, String, Long, String, Boolean>> rows) {
+        return rows.filter(row -> !row.f4);
+    }
+}
+""")
+
+
+def pyflink_job(config: RunConfig, source: ExportSource) -> str:
+    """The program's text (see the module's docstring)."""
+    window = config.window
+    assigner = {WindowKind.TUMBLING: "TumblingEventTimeWindows.of(Time.milliseconds(SIZE_MS), "
+                                      "Time.milliseconds(OFFSET_MS))",
+                WindowKind.SLIDING: "SlidingEventTimeWindows.of(Time.milliseconds(SIZE_MS), Time.milliseconds(SLIDE_MS), "
+                                    "Time.milliseconds(OFFSET_MS))",
+                WindowKind.SESSION: "EventTimeSessionWindows.with_gap(Time.milliseconds(GAP_MS))"}[window.kind]
+    lag, allowed = watermark_lag(config), config.time.allowed_lateness
+    header = [f"# NOTE: {n}" for n in flink_notes(config, "PyFlink")]
+    header.append(f"# cadence: {describe_cadence(config)}")
+    header.append(f"# watermark: for_bounded_out_of_orderness({format_duration(lag)}); window: {window}; "
+                  f"allowed_lateness {format_duration(allowed)}; late events to the side output 'late'")
+    body = (_PROGRAM.replace("{ASSIGNER}", assigner).replace("{JAVA}", _HELPER)
+            .replace("{SETTINGS}", settings_block(flink_settings(config, source)) + "\n" + READING + "\n"))
+    return "\n".join(header) + "\n" + body
+
+
+_PROGRAM = '''"""A PyFlink job exported by the Watermark Explorer.
+
+    python job.py EVENTS OUTDIR
+
+replays EVENTS in arrival order (parallelism 1) through keyBy(key), the window below, allowed_lateness and
+side_output_late_data, with forBoundedOutOfOrderness(BOUND_MS) watermarks emitted once per auto-watermark interval
+of arrival time (a tick row before the first event of each interval; TICK_EVERY_EVENTS: after every N events),
+and writes every firing to OUTDIR/emissions.jsonl (key, window_start, window_end in µs, ids, seq) and every event
+Flink sent to the late side output to OUTDIR/refused.jsonl (id, key). Needs apache-flink, pandas and a JDK (javac
+compiles the watermark helper below on first run, into ~/.cache/watermark-explorer).
+To deploy: read your Kafka topic with env.from_source(KafkaSource..., WatermarkStrategy
+.for_bounded_out_of_orderness(Duration.of_millis(BOUND_MS)).with_timestamp_assigner(...), "events") (a Kafka
+source keeps a watermark per partition and merges them by min, as the helper does), set
+env.get_config().set_auto_watermark_interval(the interval above, in ms), and keep key_by, the window,
+allowed_lateness and side_output_late_data; drop the tick rows and the helper.
+"""
+
+import hashlib
+import json
+import os
+import site
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyflink
+from pyflink.common import Configuration, Time, Types, WatermarkStrategy
+from pyflink.datastream import OutputTag, StreamExecutionEnvironment
+from pyflink.datastream.data_stream import DataStream
+from pyflink.datastream.functions import ProcessWindowFunction
+from pyflink.datastream.window import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+from pyflink.java_gateway import get_gateway
+
+{SETTINGS}
+JAVA = r"""{JAVA}"""
+
+
+def helper_jar():
+    """The watermark helper, compiled once per source text with javac against PyFlink's own jars."""
+    digest = hashlib.sha1(JAVA.encode()).hexdigest()[:12]
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "watermark-explorer"
+    jar = cache / f"flink-replay-{digest}.jar"
+    if jar.exists():
+        return jar
+    cache.mkdir(parents=True, exist_ok=True)
+    lib = Path(pyflink.__file__).parent / "lib"
+    with tempfile.TemporaryDirectory(dir=cache) as work:
+        src, classes = Path(work, "Replay.java"), Path(work, "classes")
+        src.write_text(JAVA)
+        subprocess.run(["javac", "--release", "17", "-nowarn", "-cp", f"{lib}/*", "-d", str(classes), str(src)],
+                       check=True)
+        tmp = Path(work, "helper.jar")
+        with zipfile.ZipFile(tmp, "w") as z:
+            for path in sorted(classes.rglob("*.class")):
+                z.write(path, str(path.relative_to(classes)))
+        os.replace(tmp, jar)  # atomic: a job started at the same time finds a whole jar or none
+    return jar
+
+
+def partitions_in_arrival_order(frame):
+    """Each event's partition, in the order events_in_arrival_order takes them: that same function, reading the
+    partition column where it reads the key (the order never depends on the key); None when the file has no
+    partition column (one partition)."""
+    global KEY
+    if not PARTITION or PARTITION not in frame.columns:
+        return None
+    key, KEY = KEY, PARTITION
+    try:
+        return [event["key"] for event in events_in_arrival_order(frame)]
+    finally:
+        KEY = key
+
+
+def replay_rows(frame):
+    """(id, key, event time ms, partition, is_tick) in arrival order, a tick before the first event of each new
+    auto-watermark interval of arrival time (or after every TICK_EVERY_EVENTS events): there the watermark moves,
+    from the events before the tick."""
+    events = events_in_arrival_order(frame)
+    parts = partitions_in_arrival_order(frame) or [""] * len(events)
+    rows, last = [], None
+    for n, (event, part) in enumerate(zip(events, parts)):
+        interval = event["arrival"] // TICK_EVERY_US if TICK_EVERY_US else n // TICK_EVERY_EVENTS
+        if last is not None and interval != last:
+            rows.append(("", "", 0, "", True))
+        last = interval
+        rows.append((event["id"], event["key"], event["t"] // 1000, str(part), False))
+    return rows, len(set(parts))
+
+
+def row_type():
+    """Built afresh for each use: a type object a stream has used holds JVM handles an OutputTag cannot pickle."""
+    return Types.TUPLE([Types.STRING(), Types.STRING(), Types.LONG(), Types.STRING(), Types.BOOLEAN()])
+
+
+class Contents(ProcessWindowFunction):
+    """A firing: the window and the ids in it (a late re-firing carries the whole window)."""
+
+    def process(self, key, context, elements):
+        w = context.window()
+        yield json.dumps({"key": key, "window_start": w.start * 1000, "window_end": w.end * 1000,
+                          "ids": sorted(e[0] for e in elements)})
+
+
+def main(events, outdir):
+    out = Path(outdir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows, partitions = replay_rows(read_events(events))
+    jar = helper_jar()
+    # the embedded interpreter does not find a venv's site-packages from sys.executable: the JVM, started below,
+    # hands it these
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [*site.getsitepackages(), os.environ.get("PYTHONPATH")]))
+    config = Configuration()
+    # Python functions run in the task's own thread (PEMJA): each element and each watermark reaches the window
+    # operator in the order the source sent them, and ~5x faster than the default process mode, whose bundles
+    # hold a watermark until the bundle ends (there, bundle.size 1 keeps the order; kept for a switch back)
+    config.set_string("python.execution-mode", "thread")
+    config.set_string("python.fn-execution.bundle.size", "1")
+    config.set_string("python.fn-execution.bundle.time", "1")
+    config.set_string("python.executable", sys.executable)  # Flink's Python: this interpreter
+    env = StreamExecutionEnvironment.get_execution_environment(config)
+    env.set_parallelism(1)
+    env.add_jars(jar.as_uri())
+    env.get_config().set_auto_watermark_interval(0)  # the ticks emit the watermarks, not the wall clock
+    replay = get_gateway().jvm.wxreplay.Replay
+    stamped = (env.from_collection(rows, type_info=row_type())
+               .assign_timestamps_and_watermarks(WatermarkStrategy(replay.watermarks(BOUND_MS, partitions))))
+    late = OutputTag("late", row_type())
+    fired = (DataStream(replay.events(stamped._j_data_stream))
+             .key_by(lambda e: e[1], key_type=Types.STRING())
+             .window({ASSIGNER})
+             .allowed_lateness(ALLOWED_LATENESS_MS)
+             .side_output_late_data(late)
+             .process(Contents(), Types.STRING()))
+    lines = fired.union(fired.get_side_output(late).map(lambda e: json.dumps({"id": e[0], "key": e[1]}),
+                                                        Types.STRING()))
+    seq = refused = 0
+    with (out / "emissions.jsonl").open("w") as emissions, (out / "refused.jsonl").open("w") as late_sink:
+        with lines.execute_and_collect() as results:
+            for line in results:
+                row = json.loads(line)
+                if "window_start" in row:
+                    seq += 1
+                    row["seq"] = seq
+                    emissions.write(json.dumps(row) + "\\n")
+                else:
+                    refused += 1
+                    late_sink.write(line + "\\n")
+    print(f"{seq} firings, {refused} events to the late side output; written to {out}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit("usage: python job.py EVENTS OUTDIR")
+    main(sys.argv[1], sys.argv[2])
+'''

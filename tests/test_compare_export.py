@@ -203,8 +203,8 @@ def test_the_beam_snippets_say_the_panes_and_the_allowed_lateness():
     config = replace(preset("beam", delay=2 * S, allowed_lateness=30 * S, panes=Panes.DISCARDING),
                      window=WindowSpec.parse("sliding:1m:10s"))
     python, java = export(config, "beam-python"), export(config, "beam-java")
-    assert "accumulation_mode=trigger.AccumulationMode.DISCARDING" in python
-    assert "window.SlidingWindows(60, 10)" in python and "allowed_lateness=30" in python
+    assert "PANES = 'discarding'" in python and "ALLOWED_LATENESS_US = 30000000" in python  # tests/test_verify_beam.py
+    assert "WINDOW_FN = window.SlidingWindows(us(60000000), us(10000000))" in python and "LAG_US = 2000000" in python
     assert ".discardingFiredPanes()" in java and "SlidingWindows.of(Duration.ofMinutes(1))" in java
     assert ".withAllowedLateness(Duration.ofSeconds(30))" in java
     assert "CustomTimestampPolicyWithLimitedDelay<>(" in java and "Duration.ofSeconds(2), previous" in java

@@ -19,10 +19,10 @@ from collections.abc import Callable
 from explorer.config import RunConfig
 from explorer.export.common import DEFAULT_SOURCE, ExportSource
 from explorer.export.jvm import beam_java, kafka_streams_java, voltsp_java, voltsp_yaml
+from explorer.export.beam_job import beam_job as beam_python
 from explorer.export.bytewax_job import bytewax_job as bytewax
 from explorer.export.flink_java_job import flink_java_job as flink_java
 from explorer.export.flink_job import pyflink_job as pyflink
-from explorer.export.python import beam_python
 from explorer.export.spark_job import spark_job as pyspark
 
 __all__ = ["DEFAULT_SOURCE", "TARGETS", "ExportSource", "beam_java", "beam_python", "bytewax", "export", "flink_java",

@@ -154,15 +154,11 @@ def comment(prefix: str, notes: list[str]) -> str:
     return "".join(f"{prefix} NOTE: {n}\n" for n in notes)
 
 
-def beam_window_fn(config: RunConfig, seconds: Callable[[int], str], java: bool) -> str:
+def beam_window_fn(config: RunConfig, seconds: Callable[[int], str]) -> str:
+    """Beam Java's WindowFn for the window (Beam Python's is in ``beam_job``, with its own time types)."""
     size, slide, gap, offset = (seconds(v) for v in (config.window.size, config.window.slide, config.window.gap,
                                                      config.window.offset))
-    if java:
-        with_offset = f".withOffset({offset})" if config.window.offset else ""
-        return {WindowKind.TUMBLING: f"FixedWindows.of({size}){with_offset}",
-                WindowKind.SLIDING: f"SlidingWindows.of({size}).every({slide}){with_offset}",
-                WindowKind.SESSION: f"Sessions.withGapDuration({gap})"}[config.window.kind]
-    at = f", {offset}" if config.window.offset else ""
-    return {WindowKind.TUMBLING: f"window.FixedWindows({size}{at})",
-            WindowKind.SLIDING: f"window.SlidingWindows({size}, {slide}{at})",
-            WindowKind.SESSION: f"window.Sessions({gap})"}[config.window.kind]
+    with_offset = f".withOffset({offset})" if config.window.offset else ""
+    return {WindowKind.TUMBLING: f"FixedWindows.of({size}){with_offset}",
+            WindowKind.SLIDING: f"SlidingWindows.of({size}).every({slide}){with_offset}",
+            WindowKind.SESSION: f"Sessions.withGapDuration({gap})"}[config.window.kind]

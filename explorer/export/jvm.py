@@ -89,7 +89,7 @@ def beam_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
              f"            record -> new Instant(record.getKV().getValue().{source.event_time}), {lag}, previous))",
              "        .withoutMetadata())",
              f"    .apply(MapElements.into(TypeDescriptors.strings()).via(kv -> {key}))",
-             f"    .apply(Window.<String>into({beam_window_fn(config, java_duration, java=True)})",
+             f"    .apply(Window.<String>into({beam_window_fn(config, java_duration)})",
              "        .triggering(AfterWatermark.pastEndOfWindow().withLateFirings(AfterPane.elementCountAtLeast(1)))",
              f"        .withAllowedLateness({java_duration(t.allowed_lateness)})",
              f"        .{panes})",

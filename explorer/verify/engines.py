@@ -16,6 +16,7 @@ from pathlib import Path
 from explorer.config import BatchKind, RunConfig, Scope, WindowKind, what_if
 from explorer.core.result import Reason
 from explorer.errors import InputError
+from explorer.export.beam_job import beam_job, per_event
 from explorer.export.bytewax_job import bytewax_job
 from explorer.export.common import ExportSource
 from explorer.export.flink_java_job import flink_java_job
@@ -137,4 +138,9 @@ ENGINE_JOBS: dict[str, EngineJob] = {
                                                                               Reason.LATE_UPDATE.value,
                                                                               Reason.END_OF_STREAM.value}),
                             file_name="Job.java", refuses=True, cadence=_flink_cadence, launcher=_java_on_flink_jars),
+    # Beam fires a window when the watermark reaches its end, a late pane for each late element it keeps, and the
+    # rest when the TestStream's watermark goes to infinity; it drops late elements without a word
+    "beam": EngineJob("beam", "beam", beam_job, frozenset({Reason.WATERMARK.value, Reason.LATE_UPDATE.value,
+                                                           Reason.END_OF_STREAM.value}),
+                      venv="beam", cadence=per_event),
 }

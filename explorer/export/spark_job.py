@@ -71,7 +71,8 @@ _PROGRAM = '''"""A Spark Structured Streaming job exported by the Watermark Expl
 replays EVENTS in arrival order, one micro-batch per trigger interval of arrival time (one file per micro-batch,
 maxFilesPerTrigger=1, availableNow), through withWatermark + groupBy(window, key) in append mode, and writes every
 window Spark emits to OUTDIR/emissions.jsonl (key, window_start, window_end in µs, ids, micro_batch, seq), and
-Spark's report of each micro-batch to OUTDIR/progress.jsonl (micro_batch, rows, dropped_by_watermark).
+Spark's report of each micro-batch to OUTDIR/progress.jsonl (micro_batch, rows, dropped_by_watermark), and
+where its time went to OUTDIR/timing.json (read_s, engine_start_s, run_s).
 To deploy: read your Kafka topic instead of the staged files, and trigger(processingTime=...) at the interval below.
 """
 
@@ -99,13 +100,16 @@ def staged_batches(frame):
 
 
 def main(events, outdir):
+    began = time.perf_counter()
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
     batches = staged_batches(read_events(events))
+    read = time.perf_counter()
     spark = (SparkSession.builder.master("local[2]").appName("watermark-explorer-export")
              .config("spark.sql.shuffle.partitions", "2").config("spark.sql.session.timeZone", "UTC")
              .config("spark.ui.enabled", "false").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
+    started = time.perf_counter()
     spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", str(2 * len(batches) + 10))  # keep every one
     with tempfile.TemporaryDirectory(prefix="job-") as work:
         staging = Path(work, "input")
@@ -146,6 +150,8 @@ def main(events, outdir):
                 dropped = sum(op.get("numRowsDroppedByWatermark", 0) for op in progress.get("stateOperators", []))
                 log.write(json.dumps({"micro_batch": progress["batchId"] + 1, "rows": progress["numInputRows"],
                                       "dropped_by_watermark": dropped}) + "\\n")
+    (out / "timing.json").write_text(json.dumps({"read_s": read - began, "engine_start_s": started - read,
+                                                 "run_s": time.perf_counter() - started}))
     spark.stop()
     print(f"{written[0]} windows emitted over {len(batches)} micro-batches; written to {out / 'emissions.jsonl'}")
 

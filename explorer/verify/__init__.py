@@ -158,6 +158,18 @@ def read_refused(path: Path) -> frozenset[str]:
     return frozenset(out)
 
 
+def read_timing(path: Path, total: float) -> dict[str, float]:
+    """Where the job's time went, as it reports it (``timing.json``: reading the file, starting the engine,
+    running), and the rest of its process (the interpreter, imports, writing); all of it as "engine" when the
+    job does not say."""
+    try:
+        parts = {name: float(value) for name, value in json.loads(path.read_text()).items()}
+        job = {"read": parts["read_s"], "engine start": parts["engine_start_s"], "run": parts["run_s"]}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {"engine": total}
+    return job | {"process": max(total - sum(job.values()), 0.0)}
+
+
 def _events_file(stream: Stream, work: Path) -> tuple[Path, ExportSource]:
     """The file the job reads: the user's own, or, for a built-in stream, its events written as µs numbers."""
     source = ExportSource.of(stream)
@@ -202,6 +214,7 @@ def verify(stream: Stream, config: RunConfig, engine: str, work: Path) -> Verdic
     seconds["export"] = time.perf_counter() - began
     out = work / "out"
     seconds["engine"] = _run_job([*command, str(program), str(events), str(out)], program, work)
+    seconds |= read_timing(out / "timing.json", seconds.pop("engine"))
     theirs = read_emissions(out / "emissions.jsonl", job.per_batch)
     began = time.perf_counter()
     result = run(stream, config)

@@ -13,6 +13,11 @@ one) and on each tick calls their ``onPeriodicEmit``, the min over the partition
 source merges its splits. The tick rows are dropped before ``keyBy``. So only the clock that calls Flink's code is
 replaced; the watermark arithmetic (max − L − 1 ms) and the window operator are Flink's.
 
+Known limits, each a difference verify would show rather than hide: Flink's timestamps are ms, so event times with
+a µs part are truncated (a session's bounds then differ from the prediction's by under 1 ms; windows' contents do
+not); the partition is the file's column named ``partition`` (``ExportSource`` carries no ``--partition-col``); and
+``withIdleness`` is left out, its timer being the wall clock (``verify`` refuses ``--source-idle-timeout``).
+
 Determinism needs parallelism 1 and Python functions that see elements and watermarks in the source's order:
 ``python.execution-mode`` thread runs them in the task's thread, one element at a time (the default process mode
 holds a watermark until its bundle of elements is finished, so elements after it could overtake it; there
@@ -32,8 +37,6 @@ from explorer.export.replay import READING, settings_block, source_settings
 from explorer.timeutil import format_duration
 
 PARTITION_COLUMN = "partition"  # the explorer reads a file's column of this name as the Kafka partition
-
-
 FLINK_INTERVAL = 200_000  # µs: Flink's default pipeline.auto-watermark-interval
 
 

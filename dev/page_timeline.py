@@ -6,7 +6,12 @@ when the biggest kernel message arrived in the page (the two-clocks update) and 
 data changed, and when that frame was on screen. With --trace, a Chrome trace of the last press lists the
 page's main-thread tasks and the GPU process's tasks (software WebGL when there is no GPU).
 
-    .venv/bin/python dev/page_timeline.py [--presses 6] [--trace] [--compare]
+With --burst, ten presses 50 ms apart on each slider instead (as a user holding the key, or tapping fast): how
+long the page took to accept them beyond the gaps (each press returns once the page has handled its keydown),
+how many of the steps the page drew from frames it held, and when the frame of the last position was there after
+the last press, data and on screen. Each slider starts from delay 5 s, the others 0.
+
+    .venv/bin/python dev/page_timeline.py [--presses 6] [--trace] [--compare] [--burst]
 """
 
 from __future__ import annotations
@@ -16,11 +21,12 @@ import json
 import statistics
 import sys
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from jupyter_lab import (CHROMIUM, FLAGS, open_explorer, run_in_kernel, running_lab,  # noqa: E402
+from jupyter_lab import (CHROMIUM, CLOCKS_PLOT, FLAGS, open_explorer, run_in_kernel, running_lab,  # noqa: E402
                          time_arrow_right, watch_delay_slider)
 
 # every WebSocket message the page receives, with its arrival time (before JupyterLab handles it)
@@ -42,6 +48,50 @@ def press(page) -> dict[str, float]:
     early = [(t - t0, size) for t, size in messages if t0 <= t <= t0 + changed]
     arrived, size = max(early, key=lambda m: m[1], default=(float("nan"), 0))
     return {"update arrived": arrived, "KB": size / 1000, "data changed": changed, "on screen": on_screen}
+
+
+# every value the effective watermark's y takes, with its page time, and two animation frames later
+RECORD_Y = """() => {
+  const plot = """ + CLOCKS_PLOT + """;
+  const trace = plot.data.find(t => t.name === 'effective watermark');
+  window.__ys = [];
+  let y = trace.y;
+  Object.defineProperty(trace, 'y', {configurable: true, enumerable: true, get: () => y, set: (value) => {
+    y = value;
+    const entry = [performance.now(), Array.from(value || []), null];
+    window.__ys.push(entry);
+    requestAnimationFrame(() => requestAnimationFrame(() => { entry[2] = performance.now(); }));
+  }});
+}"""
+
+
+def burst(page, slider: str, presses: int = 10, gap_ms: int = 50) -> dict[str, float]:
+    """``presses`` → presses ``gap_ms`` apart on ``slider``; then, once everything has settled, when the last
+    position's frame was first there (its effective watermark, to float32's precision), from the last press."""
+    page.locator(".widget-hslider", has_text=slider).locator(".noUi-handle").click()
+    page.wait_for_timeout(1500)
+    page.evaluate(RECORD_Y)
+    page.evaluate("() => { window.__keys = []; document.addEventListener('keydown', "
+                  "() => window.__keys.push(performance.now()), true); }")
+    started = time.perf_counter()
+    for number in range(presses):
+        page.keyboard.press("ArrowRight")
+        if number < presses - 1:
+            time.sleep(gap_ms / 1000)
+    accepted = (time.perf_counter() - started) * 1000 - (presses - 1) * gap_ms
+    page.wait_for_timeout(4000)  # the light frames, then every point once the slider rests
+    keys, ys = page.evaluate("() => [window.__keys, window.__ys]")
+    last, final = keys[-1], ys[-1][1]
+    def close(a: float | None, b: float | None) -> bool:  # gaps (None, NaN) where the other has them
+        if a is None or b is None or a != a or b != b:
+            return (a is None or a != a) == (b is None or b != b)
+        return abs(a - b) <= 1e-3 * max(1.0, abs(b))
+
+    same = [entry for entry in ys if len(entry[1]) == len(final) and all(map(close, entry[1], final))]
+    first = next((entry for entry in same if entry[0] >= last), same[-1])
+    return {"accepting the presses (ms over the gaps)": accepted, "frames drawn": len(ys),
+            "last position, data changed": first[0] - last,
+            "last position, on screen": (first[2] or float("nan")) - last}
 
 
 def summarize_trace(path: Path) -> None:
@@ -75,6 +125,8 @@ def main() -> None:
     parser.add_argument("--trace", action="store_true", help="Chrome trace of the last press, summarized")
     parser.add_argument("--compare", action="store_true",
                         help="then the same presses with the page frames off (every step from the kernel)")
+    parser.add_argument("--burst", action="store_true", help="ten presses 50 ms apart on each slider")
+    parser.add_argument("--rounds", type=int, default=3, help="with --burst: bursts per slider")
     args = parser.parse_args()
     if CHROMIUM is None:
         sys.exit("Debian's chromium is not installed (apt-get install chromium)")
@@ -86,6 +138,10 @@ def main() -> None:
         page.add_init_script(RECORD_MESSAGES)
         open_explorer(page, url, token, Path(tmp))
         page.wait_for_timeout(3000)  # the background sweep and the first full frame
+        if args.burst:
+            bursts(page, url, token, args.rounds)
+            browser.close()
+            return
         watch_delay_slider(page)
         modes = [("frames kept in the page", "")]
         if args.compare:  # the same presses with every step sent by the kernel, in the same run
@@ -113,6 +169,24 @@ def main() -> None:
         if args.trace:
             summarize_trace(Path(tmp) / "trace.json")
         browser.close()
+
+
+def bursts(page, url: str, token: str, rounds: int) -> None:
+    """--burst: each slider's burst, ``rounds`` times; prints every burst and the medians."""
+    rows: dict[str, list[dict[str, float]]] = {}
+    for number in range(rounds):
+        for slider in ("delay", "allowed lateness", "idle timeout"):
+            # each burst from the same place: ten steps from the top of a range move nothing
+            run_in_kernel(url, token, "c = explorer.controls; c.delay.value, c.allowed.value, c.idle.value = 5, 0, 0")
+            drawn = int(run_in_kernel(url, token, "print(explorer.page_frames.drawn_in_page)"))
+            row = burst(page, slider)
+            row["steps drawn from the page's frames"] = int(
+                run_in_kernel(url, token, "print(explorer.page_frames.drawn_in_page)")) - drawn
+            rows.setdefault(slider, []).append(row)
+            print(f"round {number + 1}, {slider}: " + ", ".join(f"{k} {v:.0f}" for k, v in row.items()), flush=True)
+    print("\nmedians (ms):")
+    for slider, found in rows.items():
+        print(f"  {slider:17} " + ", ".join(f"{k} {statistics.median(r[k] for r in found):.0f}" for k in found[0]))
 
 
 if __name__ == "__main__":

@@ -169,7 +169,7 @@ def test_upload_is_parsed_as_data_mapped_by_its_names_and_used():
     assert explorer.key.options == ("(all keys)", "a", "b") or "a" in explorer.key.options
     assert "ts → event_time: seconds (relative, detected)" in explorer.message.value
     explorer.export_panel.target.value = "pyspark"  # the snippet reads the file's own columns
-    assert "EVENT_TIME = ('ts', 'number', 's')" in explorer.export_panel.text.value
+    assert "EVENT_TIME = ('ts', 'number', 's', '')" in explorer.export_panel.text.value
     assert "KEY = 'device_id'" in explorer.export_panel.text.value
     for name, content, says in [("evil.pkl", b"\x80\x04", "unknown file type"), ("empty.csv", b"", "empty"),
                                 ("junk.parquet", b"PAR1 not really", "cannot be read as PARQUET")]:

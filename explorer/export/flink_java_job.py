@@ -133,8 +133,9 @@ import org.apache.flink.util.OutputTag;
  * replays EVENTS in arrival order (parallelism 1) through keyBy(key), the window below, allowedLateness and
  * sideOutputLateData, with forBoundedOutOfOrderness(BOUND_MS) watermarks emitted once per auto-watermark interval
  * of arrival time (a tick row before the first event of each interval; TICK_EVERY_EVENTS: after every N events),
- * and writes every firing to OUTDIR/emissions.jsonl (key, window_start, window_end in µs, ids, seq) and every event
- * Flink sent to the late side output to OUTDIR/refused.jsonl (id, key). FLINK_LIB: Flink's lib directory (or
+ * and writes every firing to OUTDIR/emissions.jsonl (key, window_start, window_end in µs, ids, seq), every event
+ * Flink sent to the late side output to OUTDIR/refused.jsonl (id, key), and where its time went to
+ * OUTDIR/timing.json (read_s, engine_start_s, run_s). FLINK_LIB: Flink's lib directory (or
  * pyflink/lib of a PyFlink install).
  * To deploy: read your Kafka topic, drop the tick rows and ArrivalTicks, and keep the rest:
 {DEPLOY}
@@ -270,7 +271,9 @@ public class Job {
         Path out = Path.of(args[1]);
         Files.createDirectories(out);
         int[] partitions = {1};
+        long began = System.nanoTime();
         List<Tuple5<String, String, Long, String, Boolean>> rows = replayRows(readEvents(Path.of(args[0])), partitions, null);
+        long read = System.nanoTime();
         TypeInformation<Tuple5<String, String, Long, String, Boolean>> type =
             TypeInformation.of(new TypeHint<Tuple5<String, String, Long, String, Boolean>>() {});
         StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(shipOwnClasses());
@@ -287,7 +290,7 @@ public class Job {
             .process(new Contents());
         DataStream<String> lines = fired.union(fired.getSideOutput(late)
             .map(row -> "{\"id\": " + quote(row.f0) + ", \"key\": " + quote(row.f1) + "}").returns(Types.STRING));
-        long seq = 0, refused = 0;
+        long seq = 0, refused = 0, started = System.nanoTime();
         try (Writer emissions = Files.newBufferedWriter(out.resolve("emissions.jsonl"));
              Writer lateSink = Files.newBufferedWriter(out.resolve("refused.jsonl"));
              CloseableIterator<String> results = lines.executeAndCollect()) {
@@ -302,6 +305,8 @@ public class Job {
                 }
             }
         }
+        Files.writeString(out.resolve("timing.json"), "{\"read_s\": " + (read - began) / 1e9 + ", \"engine_start_s\": "
+                          + (started - read) / 1e9 + ", \"run_s\": " + (System.nanoTime() - started) / 1e9 + "}");
         System.out.println(seq + " firings, " + refused + " events to the late side output; written to " + out);
     }
 }

@@ -219,8 +219,9 @@ _PROGRAM = '''"""A PyFlink job exported by the Watermark Explorer.
 replays EVENTS in arrival order (parallelism 1) through keyBy(key), the window below, allowed_lateness and
 side_output_late_data, with forBoundedOutOfOrderness(BOUND_MS) watermarks emitted once per auto-watermark interval
 of arrival time (a tick row before the first event of each interval; TICK_EVERY_EVENTS: after every N events),
-and writes every firing to OUTDIR/emissions.jsonl (key, window_start, window_end in µs, ids, seq) and every event
-Flink sent to the late side output to OUTDIR/refused.jsonl (id, key). Needs apache-flink, pandas and a JDK (javac
+and writes every firing to OUTDIR/emissions.jsonl (key, window_start, window_end in µs, ids, seq), every event
+Flink sent to the late side output to OUTDIR/refused.jsonl (id, key), and where its time went to
+OUTDIR/timing.json (read_s, engine_start_s: the JVM and the job graph, run_s). Needs apache-flink, pandas and a JDK (javac
 compiles the watermark helper below on first run, into ~/.cache/watermark-explorer).
 To deploy: read your Kafka topic with env.from_source(KafkaSource..., WatermarkStrategy
 .for_bounded_out_of_orderness(Duration.of_millis(BOUND_MS)).with_timestamp_assigner(...), "events") (a Kafka
@@ -236,6 +237,7 @@ import site
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -322,7 +324,9 @@ class Contents(ProcessWindowFunction):
 def main(events, outdir):
     out = Path(outdir)
     out.mkdir(parents=True, exist_ok=True)
+    began = time.perf_counter()
     rows, partitions = replay_rows(read_events(events))
+    read = time.perf_counter()
     jar = helper_jar()
     # the embedded interpreter does not find a venv's site-packages from sys.executable: the JVM, started below,
     # hands it these
@@ -352,6 +356,7 @@ def main(events, outdir):
     lines = fired.union(fired.get_side_output(late).map(lambda e: json.dumps({"id": e[0], "key": e[1]}),
                                                         Types.STRING()))
     seq = refused = 0
+    started = time.perf_counter()
     with (out / "emissions.jsonl").open("w") as emissions, (out / "refused.jsonl").open("w") as late_sink:
         with lines.execute_and_collect() as results:
             for line in results:
@@ -363,6 +368,8 @@ def main(events, outdir):
                 else:
                     refused += 1
                     late_sink.write(line + "\\n")
+    (out / "timing.json").write_text(json.dumps({"read_s": read - began, "engine_start_s": started - read,
+                                                 "run_s": time.perf_counter() - started}))
     print(f"{seq} firings, {refused} events to the late side output; written to {out}")
 
 

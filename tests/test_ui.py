@@ -543,3 +543,26 @@ def test_each_engine_rule_has_a_control_and_switching_one_changes_only_what_it_d
     assert rules["watermark_unit"].value == "1ms" and rules["schedule"].value == "backlog"
     rules["heartbeat"].value = "soon"
     assert "--heartbeat" in explorer.message.value
+
+
+def test_every_figure_of_the_page_is_fitted_to_its_box_and_the_sliders_sit_over_the_two_clocks():
+    """The page-side half is tests/test_browser_page.py; here, that it is wired: every FigureWidget of the page is
+    in fit_width's list (one left out keeps plotly's default 700 px), none has a width of its own, and the sliders
+    are in the row right above the two clocks."""
+    import plotly.graph_objects as go
+
+    explorer = Explorer("voltsp", "voltsp")
+    page = explorer.widget()
+    figures, stack = [], [page]
+    while stack:
+        widget = stack.pop()
+        if isinstance(widget, go.FigureWidget):
+            figures.append(widget)
+        stack.extend(getattr(widget, "children", ()))
+    assert len(figures) == 5 and {id(f) for f in figures} == {id(f) for f in explorer.fit_width.figures}
+    assert all(f.layout.width is None for f in figures)
+    column = page.children[1].children
+    at = next(i for i, w in enumerate(column) if getattr(w, "children", None) == (explorer.clocks,))
+    sliders = column[at - 1].children
+    assert [row.children[0] for row in sliders] == [explorer.controls.delay, explorer.controls.allowed,
+                                                     explorer.controls.idle]

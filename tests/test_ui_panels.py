@@ -108,15 +108,24 @@ def test_differences_names_the_table_and_row():
 def test_compare_panel_small_multiples_and_highlight():
     explorer = Explorer(generate("voltsp", scenario=3), "voltsp")
     panel = explorer.compare_panel
+    # until compare is pressed: a word on how to fill the panel, no figure and no list (bare axes said nothing)
+    assert "press <b>compare</b> to draw" in panel.message.value
+    assert panel.figure_box.layout.display == "none" and panel.disagreements.layout.display == "none"
     panel.presets.value = ("voltsp", "spark", "storm")
     panel.button.click()
+    assert panel.figure_box.layout.display is None and panel.disagreements.layout.display is None
     titles = [a.text for a in panel.figure.layout.annotations]
     assert titles == ["voltsp", "spark", "storm"]
     groups = panel.comparison.groups
     assert len(panel.disagreements.options) == sum(len(g.examples) for g in groups)
     assert all(html.escape(g.why) in panel.groups.value for g in groups)
+    # the list names each example in a few words (every side's account made lines of 2,600 px); the picked
+    # one's account is written out under it, one preset a line
+    assert all(len(label) < 60 for label, _ in panel.disagreements.options)
     event = next(i for i, d in enumerate(panel.examples) if d.kind == "event")
     panel.disagreements.value = event
+    assert all(f"<b>{name}</b>: {html.escape(seen)}" in panel.example.value
+               for name, seen in panel.examples[event].seen.items())
     rings = [t for t in panel.figure.data if t.name == "highlight"]
     wanted = panel.examples[event].event_id
     row = explorer.stream.events.index[explorer.stream.events["id"] == wanted][0]

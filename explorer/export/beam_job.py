@@ -62,7 +62,7 @@ def beam_job(config: RunConfig, source: ExportSource) -> str:
     t = config.time
     lag = watermark_lag(config)
     settings = source_settings(source) | {
-        "PARTITION": PARTITION_COLUMN if t.scope is Scope.PARTITION_MIN else None,
+        "PARTITION": None if t.scope is Scope.GLOBAL else PARTITION_COLUMN,
         "LAG_US": lag, "ALLOWED_LATENESS_US": t.allowed_lateness, "PANES": t.panes.value}
     notes = unsupported(config, "Beam", {"allowed", "panes", "offset"})
     if t.scope not in (Scope.PARTITION_MIN, Scope.GLOBAL):
@@ -96,7 +96,9 @@ To deploy: keep WindowInto and what follows; replace the TestStream with your so
 max event time − LAG_US per partition: in Java, KafkaIO.read().withTimestampPolicyFactory((tp, previous) ->
 new CustomTimestampPolicyWithLimitedDelay<>(record -> <event time>, Duration.millis(LAG_US / 1000), previous));
 in Python, a source (a splittable DoFn) with a ManualWatermarkEstimator set to max − LAG_US. Runners other than the
-DirectRunner keep times in ms.
+DirectRunner keep times in ms. One rule differs between runners: the DirectRunner (Python) never drops a session
+that has fired, so a later element that overlaps it merges into it and fires it again, however late; Dataflow and
+the Java runners drop a window's state once the watermark passes its end + the allowed lateness.
 """
 
 import json

@@ -186,7 +186,7 @@ CLIPPED = """() => {
   const notebook = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook').getBoundingClientRect();
   const right = Math.min(notebook.right, window.innerWidth);
   const labels = '.widget-label, .widget-label-basic, button.jupyter-button, .widget-toggle-button, ' +
-                 '.jp-Collapse-header, .lm-TabBar-tabLabel, .widget-html-content';
+                 '.jupyter-widget-Collapse-header, .lm-TabBar-tabLabel, .widget-html-content';
   for (const el of document.querySelectorAll(labels)) {
     if (!visible(el) || !el.closest('.jp-OutputArea')) continue;
     labelsSeen += 1;

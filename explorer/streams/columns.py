@@ -12,17 +12,27 @@ from decimal import Decimal, InvalidOperation
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from explorer.errors import InputError
+from explorer.streams import columnar
 from explorer.streams.times import integer_text, is_blank, shown
 
 
 def ids_column(frame: pd.DataFrame, where: str, is_mark: np.ndarray) -> np.ndarray:
-    """The events' ids (``e1``, ``e2``… by row when the file has none); watermark rows need none."""
+    """The events' ids (``e1``, ``e2``… by row when the file has none); watermark rows need none. Ids are
+    Python strings because the Result lists them per window; they are made by Arrow, a column at a time."""
     if "id" not in frame.columns:
-        return np.array([f"e{i}" for i in range(1, len(frame) + 1)], dtype=object)
-    ids = frame["id"].astype(str).str.strip().to_numpy(dtype=object)
-    blank = np.array([is_blank(v) for v in frame["id"].to_numpy(dtype=object)]) & ~is_mark
+        numbers = pa.array(np.arange(1, len(frame) + 1, dtype=np.int64)).cast(pa.string())
+        made: np.ndarray = pc.binary_join_element_wise("e", numbers, "").to_numpy(zero_copy_only=False)
+        return made
+    fast = _clean_ids(frame["id"], is_mark)
+    if fast is not None:
+        return fast
+    column = columnar.objects(frame["id"])
+    ids = column.astype(str).str.strip().to_numpy(dtype=object)
+    blank = np.array([is_blank(v) for v in column.to_numpy(dtype=object)]) & ~is_mark
     if blank.any():
         raise InputError(f"{where}: column 'id' row {int(np.flatnonzero(blank)[0]) + 1}: empty id")
     ids[is_mark] = [f"watermark row {row}" for row in np.flatnonzero(is_mark) + 1]
@@ -36,11 +46,34 @@ def ids_column(frame: pd.DataFrame, where: str, is_mark: np.ndarray) -> np.ndarr
     return ids
 
 
-def text_column(frame: pd.DataFrame, column: str, n: int) -> np.ndarray:
+def _clean_ids(column: pd.Series, is_mark: np.ndarray) -> np.ndarray | None:
+    """A string id column with no blank and no duplicate, and no watermark rows, as stripped Python strings;
+    None for anything else (``ids_column`` then finds, and names, what is wrong)."""
+    text = columnar.strings(column)
+    if text is None or is_mark.any():
+        return None
+    stripped = columnar.trimmed(text)
+    if columnar.blank(text, stripped).any() or not columnar.all_distinct(stripped):
+        return None
+    ids: np.ndarray = stripped.to_numpy(zero_copy_only=False)
+    return ids
+
+
+def text_codes(frame: pd.DataFrame, column: str) -> tuple[np.ndarray, np.ndarray]:
+    """A text column (keys, partitions, kinds: blank is "", the rest stripped) as codes into its sorted distinct
+    values, read once per distinct value; one "" for a column the file does not have."""
     if column not in frame.columns:
-        return np.full(n, "", dtype=object)
-    values = frame[column].to_numpy(dtype=object)
-    return np.array(["" if is_blank(v) else str(v).strip() for v in values], dtype=object)
+        return np.zeros(len(frame), dtype=np.int64), np.array([""], dtype=object)
+    fast = columnar.text_codes(frame[column])
+    if fast is not None:
+        return fast
+    read = np.array([_text(v) for v in columnar.objects(frame[column]).to_numpy(dtype=object)], dtype=object)
+    codes, names = pd.factorize(read, sort=True)
+    return codes.astype(np.int64), np.asarray(names, dtype=object)
+
+
+def _text(value: object) -> str:
+    return "" if is_blank(value) else str(value).strip()
 
 
 def batch_column(frame: pd.DataFrame, where: str) -> np.ndarray:
@@ -54,7 +87,7 @@ def offset_column(frame: pd.DataFrame, where: str, is_mark: np.ndarray, partitio
     since a duplicate means two rows claim the same record (an export joined twice, a column misread)."""
     if "offset" not in frame.columns:
         return np.full(len(frame), -1, dtype=np.int64)
-    offsets = whole_numbers(frame["offset"].where(~is_mark, 0), "offset", where)  # watermark rows have none
+    offsets = whole_numbers(columnar.objects(frame["offset"]).where(~is_mark, 0), "offset", where)  # watermark rows have none
     negative = offsets < 0
     if negative.any():
         row = int(np.flatnonzero(negative)[0]) + 1
@@ -74,8 +107,12 @@ def offset_column(frame: pd.DataFrame, where: str, is_mark: np.ndarray, partitio
 def value_column(frame: pd.DataFrame, where: str) -> np.ndarray:
     if "value" not in frame.columns:
         return np.ones(len(frame), dtype=float)
-    values = frame["value"].to_numpy(dtype=object)
-    numeric = pd.to_numeric(frame["value"], errors="coerce").to_numpy(dtype=float)
+    if pd.api.types.is_numeric_dtype(frame["value"].dtype) and not pd.api.types.is_bool_dtype(frame["value"].dtype):
+        numbers: npt.NDArray[np.float64] = np.nan_to_num(frame["value"].to_numpy(dtype=float), nan=0.0)
+        return numbers  # NaN is blank, and blank is 0
+    column = columnar.objects(frame["value"])
+    values = column.to_numpy(dtype=object)
+    numeric = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
     bad = np.isnan(numeric) & ~np.array([is_blank(v) for v in values])
     if bad.any():
         row = int(np.flatnonzero(bad)[0]) + 1
@@ -90,6 +127,12 @@ def whole_numbers(series: pd.Series, column: str, where: str) -> np.ndarray:
     if pd.api.types.is_integer_dtype(series.dtype) and not pd.api.types.is_unsigned_integer_dtype(series.dtype):
         if not series.isna().any():
             return series.to_numpy(dtype=np.int64)
+    text = columnar.strings(series)
+    if text is not None:
+        ints = columnar.integers(columnar.trimmed(text))
+        if ints is not None:
+            return ints
+    series = columnar.objects(series)
     values = series.to_numpy(dtype=object)
     if not any(isinstance(v, (bool, np.bool_, float, np.floating)) for v in values):
         fast = integer_text(values)

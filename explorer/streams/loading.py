@@ -17,11 +17,12 @@ import numpy.typing as npt
 import pandas as pd
 
 from explorer.errors import InputError
-from explorer.streams.columns import batch_column, ids_column, offset_column, text_column, value_column
+from explorer.streams.columnar import used_codes
+from explorer.streams.columns import batch_column, ids_column, offset_column, text_codes, value_column
 from explorer.streams.files import MAX_FILE_BYTES, expand_paths, read_checked
 from explorer.streams.mapping import MissingColumns, column_values, field_names, map_columns
-from explorer.streams.stream import Stream
-from explorer.streams.times import MICROS_PER, TimeFormat, consistent, is_blank, read_times, shown
+from explorer.streams.stream import Stream, no_watermarks
+from explorer.streams.times import MICROS_PER, TimeFormat, consistent, read_times, shown
 from explorer.streams.zones import time_zone
 
 TimeUnits = str | dict[str, str] | None
@@ -55,13 +56,13 @@ def load_events(
                                              source=str(part), timezone=timezone).time_formats)
             frames.append(frame)
         _files_agree(paths, frames, formats, (columns or {}).get("id", "id"))
-        return stream_from_frame(pd.concat(frames, ignore_index=True), name=Path(path if isinstance(path, (str, Path))
-                                 else paths[0].parent).name, time_unit=time_unit, columns=columns,
-                                 timezone=timezone)
+        joined = [pd.concat(frames, ignore_index=True)]
+        frames.clear()
+        return _stream(joined, name=Path(path if isinstance(path, (str, Path)) else paths[0].parent).name,
+                       time_unit=time_unit, columns=columns, timezone=timezone)
     path = paths[0]
-    frame = read_checked(path, max_bytes)
-    return stream_from_frame(frame, name=path.name, time_unit=time_unit, columns=columns, source=str(path),
-                             timezone=timezone)
+    return _stream([read_checked(path, max_bytes)], name=path.name, time_unit=time_unit, columns=columns,
+                   source=str(path), timezone=timezone)
 
 
 def _files_agree(paths: list[Path], frames: list[pd.DataFrame], formats: list[dict[str, TimeFormat]],
@@ -97,6 +98,14 @@ def stream_from_frame(
 ) -> Stream:
     """Validate a table (from a file, a generator or an upload) and build a Stream in arrival order; naive
     date-times are read in ``timezone`` (an IANA name), or as UTC when it is None."""
+    return _stream([frame], name, time_unit, columns, source, timezone)
+
+
+def _stream(held: list[pd.DataFrame], name: str, time_unit: TimeUnits = None, columns: dict[str, str] | None = None,
+            source: str | None = None, timezone: str | None = None) -> Stream:
+    """:func:`stream_from_frame` of the table ``held`` holds, taken out of it: a file's table is let go once its
+    columns are read, before the events are put in order (ten million rows of it are a gigabyte)."""
+    frame = held.pop()
     where = source or name
     units = time_units(time_unit, columns)
     zone = time_zone(timezone) if timezone is not None else None
@@ -107,7 +116,6 @@ def stream_from_frame(
     if "event_time" not in frame.columns:
         raise InputError(f"{where}: missing column 'event_time' (the file has {file_columns}); "
                          "map yours with --event-time-col")
-    n = len(frame)
     is_mark = _watermark_rows(frame, where)
     formats: dict[str, TimeFormat] = {}
     event_time, formats["event_time"] = read_times(frame["event_time"], "event_time", units.get("event_time"), where,
@@ -117,35 +125,55 @@ def stream_from_frame(
         arrival_time, formats["arrival_time"] = read_times(frame["arrival_time"], "arrival_time",
                                                            units.get("arrival_time"), where, zone)
         consistent(formats, where)
-    else:  # the newest event time so far (a watermark row's own time is not an event's)
-        seen = pd.Series(np.where(is_mark, np.nan, event_time.astype(float))).cummax().ffill().bfill()
-        arrival_time = seen.to_numpy().astype(np.int64)
-    ids = ids_column(frame, where, is_mark)
-    partition = text_column(frame, "partition", n)
+    else:
+        arrival_time = _newest_so_far(event_time, is_mark)
+    has = {role: role in frame.columns for role in ("id", "key", "batch", "partition", "offset")}
+    key_codes, key_names = text_codes(frame, "key")
+    partition_codes, partition_names = text_codes(frame, "partition")
+    rows = {"id": ids_column(frame, where, is_mark), "event_time": event_time, "batch": batch_column(frame, where),
+            "offset": offset_column(frame, where, is_mark, partition_names[partition_codes]),
+            "value": value_column(frame, where), "key": key_codes, "partition": partition_codes}
+    del frame, event_time  # (each is in rows now)
+    order, in_place = _arrival_order(pd.DataFrame({"id": rows["id"], "event_time": rows["event_time"],
+                                                   "arrival_time": arrival_time, "batch": rows["batch"]}, copy=False),
+                                     has_arrival, has["batch"], is_mark)
+    in_place = in_place and not is_mark.any()
+    is_mark, arrival_time = is_mark[order], arrival_time[order]
+    raised = 0
+    if has["batch"] and has_arrival:
+        arrival_time, raised = processing_clock(arrival_time)
+    marks = no_watermarks() if not is_mark.any() else scripted_watermarks(pd.DataFrame(
+        {"event_time": rows["event_time"][order], "arrival_time": arrival_time, "batch": rows["batch"][order]}),
+        is_mark)
+    if not in_place:  # each column put in arrival order in turn, the file's order let go as it goes
+        keep = order[~is_mark]
+        for column in rows:
+            rows[column] = rows[column][keep]
+        arrival_time = arrival_time[~is_mark]
+    # the codes the kernel reads, kept from here rather than found by hashing every row again
+    cache = {("codes", "key"): used_codes(rows["key"], key_names),
+             ("codes", "partition"): used_codes(rows["partition"], partition_names)}
     out = pd.DataFrame({
-        "id": ids,
-        "key": text_column(frame, "key", n),
-        "event_time": event_time,
-        "arrival_time": arrival_time,
-        "batch": batch_column(frame, where),
-        "partition": partition,
-        "offset": offset_column(frame, where, is_mark, partition),
-        "value": value_column(frame, where),
-    })
-    has_batch = "batch" in frame.columns
-    out, is_mark, raised = _as_the_worker_reads(out, has_arrival, has_batch, is_mark)
-    marks = scripted_watermarks(out, is_mark)
-    out = out[~is_mark].reset_index(drop=True)
+        "id": rows.pop("id"), "key": key_names[rows.pop("key")], "event_time": rows.pop("event_time"),
+        "arrival_time": arrival_time, "batch": rows.pop("batch"), "partition": partition_names[rows.pop("partition")],
+        "offset": rows.pop("offset"), "value": rows.pop("value"),
+    }, copy=False)  # (each column its own block: pandas would copy them into one per type)
     event_format = formats["event_time"]
     # outputs count the file's unit, but never finer than the µs every time is held in (an ns file's are µs)
     unit = event_format.unit if event_format.kind in ("epoch", "number") else "s"
     return Stream(out, name=name, time_unit="us" if unit == "ns" else unit,
-                  time_formats=formats, has_keys="key" in frame.columns, has_ids="id" in frame.columns,
-                  has_arrival=has_arrival,
-                  has_batch=has_batch, has_partition="partition" in frame.columns,
-                  has_offset="offset" in frame.columns, source=source,
+                  time_formats=formats, has_keys=has["key"], has_ids=has["id"], has_arrival=has_arrival,
+                  has_batch=has["batch"], has_partition=has["partition"], has_offset=has["offset"], source=source,
                   source_columns={ours: str(theirs) for ours, theirs in (columns or {}).items()},
-                  arrivals_raised=raised, watermarks=marks)
+                  arrivals_raised=raised, watermarks=marks, cache=cache)
+
+
+def _newest_so_far(event_time: np.ndarray, is_mark: np.ndarray) -> np.ndarray:
+    """Arrival without an arrival_time column: the newest event time so far (a watermark row's own time is not
+    an event's; rows before the first event take its time), in integers, so no µs is lost to a float."""
+    events = np.where(is_mark, np.iinfo(np.int64).min, event_time)
+    newest: np.ndarray = np.maximum.accumulate(events)
+    return np.where(np.arange(len(newest)) < int(np.argmax(~is_mark)), event_time[np.argmax(~is_mark)], newest)
 
 
 
@@ -153,7 +181,9 @@ def _watermark_rows(frame: pd.DataFrame, where: str) -> np.ndarray:
     """Which rows are scripted watermarks: ``kind`` says ``watermark`` (or ``event``, or nothing)."""
     if "kind" not in frame.columns:
         return np.zeros(len(frame), dtype=bool)
-    kinds = np.array(["" if is_blank(v) else str(v).strip().lower() for v in frame["kind"].to_numpy(dtype=object)])
+    codes, names = text_codes(frame, "kind")
+    names = np.array([name.lower() for name in names], dtype=object)
+    kinds = names[codes]
     bad = ~np.isin(kinds, ["", "event", "watermark"])
     if bad.any():
         row = int(np.flatnonzero(bad)[0]) + 1
@@ -177,15 +207,17 @@ def scripted_watermarks(rows: pd.DataFrame, is_mark: np.ndarray) -> pd.DataFrame
 
 
 def _as_the_worker_reads(rows: pd.DataFrame, has_arrival: bool, has_batch: bool,
-                     is_mark: np.ndarray) -> tuple[pd.DataFrame, np.ndarray, int]:
+                     is_mark: np.ndarray) -> tuple[pd.DataFrame, np.ndarray, int, np.ndarray]:
     """Rows (events and watermark rows) put in the order the worker sees them, with the processing clock a
-    batch column implies: the rows, which of them are watermark rows, and how many arrivals were raised."""
-    order = arrival_order(rows, has_arrival, has_batch, is_mark)
-    rows, is_mark = rows.iloc[order].reset_index(drop=True), is_mark[order]
+    batch column implies: the rows, which of them are watermark rows, how many arrivals were raised, and the
+    order taken (a file already in arrival order is not copied)."""
+    order, in_place = _arrival_order(rows, has_arrival, has_batch, is_mark)
+    if not in_place:
+        rows, is_mark = rows.iloc[order].reset_index(drop=True), is_mark[order]
     raised = 0
     if has_batch and has_arrival:
         rows["arrival_time"], raised = processing_clock(rows["arrival_time"].to_numpy(dtype=np.int64))
-    return rows, is_mark, raised
+    return rows, is_mark, raised, order
 
 
 def processing_clock(arrival: np.ndarray) -> tuple[np.ndarray, int]:
@@ -207,17 +239,48 @@ def arrival_order(events: pd.DataFrame, has_arrival: bool, has_batch: bool,
     at 5, x@3 at 5 makes x late, as a test harness replaying the file row by row does). Events between the same
     watermark rows of an instant are taken by event time, then id, so their order never depends on how rows were
     split into files or shuffled within them."""
-    keys = []
-    if has_arrival:
-        mark = np.zeros(len(events), dtype=bool) if is_mark is None else np.asarray(is_mark, dtype=bool)
-        instant = [events["arrival_time"].to_numpy()] + ([events["batch"].to_numpy()] if has_batch else [])
-        keys = [events["id"].to_numpy(dtype=str), events["event_time"].to_numpy(), mark,
-                _marks_before(mark, instant), *instant]
-    elif has_batch:
-        keys = [events["batch"].to_numpy()]
-    if not keys:
-        return np.arange(len(events))
-    return np.lexsort(keys)
+    return _arrival_order(events, has_arrival, has_batch, is_mark)[0]
+
+
+def _arrival_order(events: pd.DataFrame, has_arrival: bool, has_batch: bool,
+                   is_mark: np.ndarray | None = None) -> tuple[np.ndarray, bool]:
+    """:func:`arrival_order`, and whether it is the file's own order. Only rows that share their instant with
+    another need the later keys (and those are unique: ids are), so the rows are sorted by instant alone, not at
+    all when the file is in order already, and each run of ties then by the whole key (ids as text only there)."""
+    n = len(events)
+    if not has_arrival:
+        batch = events["batch"].to_numpy()
+        if not has_batch or _ascending([batch]):
+            return np.arange(n), True
+        return np.argsort(batch, kind="stable"), False
+    mark = np.zeros(n, dtype=bool) if is_mark is None else np.asarray(is_mark, dtype=bool)
+    instant = [events["arrival_time"].to_numpy()] + ([events["batch"].to_numpy()] if has_batch else [])
+    ordered = _ascending(instant)
+    order = np.arange(n) if ordered else np.lexsort(instant) if has_batch else np.argsort(instant[0])
+    same = np.ones(n, dtype=bool)  # the row (in instant order) is at the instant of the row before it
+    same[:1] = False
+    for key in instant:
+        ranked = key if ordered else key[order]
+        same[1:] &= ranked[1:] == ranked[:-1]
+    tied = same | np.append(same[1:], False)  # every row of a run of two or more
+    if not tied.any():
+        return order, ordered
+    rows = np.sort(order[tied])  # file order, which _marks_before counts in
+    held = [key[rows] for key in instant]
+    keys = [events["id"].to_numpy()[rows].astype(str), events["event_time"].to_numpy()[rows], mark[rows],
+            _marks_before(mark[rows], held), *held]
+    order[tied] = rows[np.lexsort(keys)]  # (the runs keep their places: instants first in both sorts)
+    return order, ordered and bool((order[tied] == np.flatnonzero(tied)).all())
+
+
+def _ascending(keys: list[np.ndarray]) -> bool:
+    """Whether the rows are sorted by ``keys`` already (lexsort's keys: the last one primary)."""
+    ahead = np.zeros(max(len(keys[0]) - 1, 0), dtype=bool)  # row i + 1 is past row i
+    level = np.ones_like(ahead)  # row i + 1 is level with row i on the keys so far
+    for key in reversed(keys):
+        ahead |= level & (key[1:] > key[:-1])
+        level &= key[1:] == key[:-1]
+    return bool((ahead | level).all())
 
 
 def _marks_before(mark: np.ndarray, instant: list[np.ndarray]) -> np.ndarray:
@@ -245,7 +308,7 @@ def read_in_batches(stream: Stream, batch: np.ndarray) -> Stream:
         raise InputError(f"{stream.source or stream.name}: scripted watermark rows cannot be placed in batches "
                          "after loading; give the file a batch column")
     events = stream.events.assign(batch=np.asarray(batch, dtype=np.int64))
-    events, _, raised = _as_the_worker_reads(events, stream.has_arrival, True, np.zeros(len(events), dtype=bool))
+    events, _, raised, _ = _as_the_worker_reads(events, stream.has_arrival, True, np.zeros(len(events), dtype=bool))
     return replace(stream, events=events, has_batch=True, arrivals_raised=raised, cache={})
 
 

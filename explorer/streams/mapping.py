@@ -64,7 +64,7 @@ def map_columns(frame: pd.DataFrame, columns: dict[str, str] | None, where: str)
     if doubled:
         raise InputError(f"{where}: the file has two columns named {doubled[0]!r}")
     return pd.DataFrame({role: found[theirs] if theirs in found else frame[theirs] for role, theirs in chosen.items()},
-                        index=frame.index)
+                        index=frame.index, copy=False)  # (the file's columns, not copies: read only)
 
 
 def column_values(frame: pd.DataFrame, name: str, where: str) -> pd.Series | None:

@@ -76,11 +76,14 @@ class Stream:
 
     @property
     def keys(self) -> list[str]:
-        return sorted(self.events["key"].unique().tolist())
+        """The distinct keys, sorted: the names of :meth:`codes` (which loading keeps, so no row is hashed)."""
+        names: list[str] = self.codes("key")[1].tolist()
+        return names
 
     @property
     def partitions(self) -> list[str]:
-        return sorted(self.events["partition"].unique().tolist())
+        names: list[str] = self.codes("partition")[1].tolist()
+        return names
 
     def arrays(self) -> "StreamArrays":
         """Columns as numpy arrays, for the engine's hot loops."""

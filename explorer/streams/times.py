@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from explorer.errors import InputError
+from explorer.streams import columnar
 from explorer.streams.zones import localize
 
 MICROS_PER = {"s": 1_000_000.0, "ms": 1_000.0, "us": 1.0, "ns": 0.001}
@@ -104,6 +105,10 @@ def read_times(series: pd.Series, column: str, unit: str | None, where: str,
         return _typed_instants(series, column, where, zone)
     if pd.api.types.is_timedelta64_dtype(series.dtype):
         return _ticks_to_micros(series.to_numpy(), column, where), TimeFormat("duration", "us")
+    fast = _whole_column(series, column, unit, where, zone)
+    if fast is not None:
+        return fast
+    series = columnar.objects(series)
     values = series.to_numpy(dtype=object)
     blank = np.array([is_blank(v) for v in values], dtype=bool)
     if blank.any():
@@ -124,32 +129,61 @@ def read_times(series: pd.Series, column: str, unit: str | None, where: str,
     return _iso(values, column, where, zone)  # (a unit counts numbers; ISO text carries its own)
 
 
+def _whole_column(series: pd.Series, column: str, unit: str | None, where: str,
+                  zone: ZoneInfo | None) -> tuple[np.ndarray, TimeFormat] | None:
+    """The clean cases read without a look at each cell (``columnar``): integer columns, floats with no NaN,
+    text that is all integers, and ISO text of one strict shape (naive text only when no zone is given). None
+    for the rest, which the per-cell reading checks and, if need be, refuses naming the row."""
+    if pd.api.types.is_signed_integer_dtype(series.dtype):
+        whole = series.to_numpy(dtype=np.int64)
+        return _numbers(series, whole.astype(float), column, unit, where, whole)
+    if pd.api.types.is_float_dtype(series.dtype):
+        numeric = series.to_numpy(dtype=float)
+        return None if np.isnan(numeric).any() else _numbers(series, numeric, column, unit, where)
+    text = columnar.strings(series)
+    if text is None:
+        return None
+    stripped = columnar.trimmed(text)
+    ints = columnar.integers(stripped)
+    if ints is not None:
+        return _numbers(series, ints.astype(float), column, unit, where, ints)
+    found = columnar.iso_instants(stripped)
+    if found is None or (zone is not None and not found[1]):
+        return None
+    stamps, zoned = found
+    return _ticks_to_micros(stamps, column, where), TimeFormat("iso", "us", "utc" if zoned else "none")
+
+
 def _numbers(series: pd.Series, numeric: np.ndarray, column: str, unit: str | None,
-             where: str) -> tuple[np.ndarray, TimeFormat]:
-    """Numbers as µs: the unit detected from magnitudes (floats suffice for that), the µs computed exactly."""
-    if not np.isfinite(numeric).all():
+             where: str, ints: np.ndarray | None = None) -> tuple[np.ndarray, TimeFormat]:
+    """Numbers as µs: the unit detected from magnitudes (floats suffice for that), the µs computed exactly
+    (from ``ints`` when the column is already known to be int64)."""
+    if ints is None and not np.isfinite(numeric).all():
         row = int(np.flatnonzero(~np.isfinite(numeric))[0]) + 1
         raise InputError(f"{where}: column '{column}' row {row}: time is infinite")
     given = unit is not None
+    middle = float(np.median(numeric))  # (once: a median of ten million numbers sorts a copy of them)
     if unit is None:
-        unit = epoch_unit(numeric)
+        unit = epoch_unit(numeric, middle)
         kind, unit = ("number", "s") if unit is None else ("epoch", unit)
         if kind == "epoch":
-            _one_magnitude(series, numeric, column, where)
+            _one_magnitude(series, numeric, column, where, middle if numeric.min() >= 0 else None)
     else:
         lo, hi = _EPOCH_SECONDS
-        kind = "epoch" if lo <= abs(float(np.median(numeric))) * MICROS_PER[unit] / 1e6 < hi else "number"
-    micros = exact_micros(series, numeric, unit, column, where)
+        kind = "epoch" if lo <= abs(middle) * MICROS_PER[unit] / 1e6 < hi else "number"
+    micros = _scaled(ints, unit, column, where) if ints is not None else exact_micros(series, numeric, unit, column, where)
     if kind == "epoch":
         _instants_in_range(micros, column, where, series)
     return micros, TimeFormat(kind, unit, given=given)
 
 
-def _one_magnitude(series: pd.Series, numeric: np.ndarray, column: str, where: str) -> None:
-    """Epoch numbers in one unit: a row 100× off the median is another unit (seconds among ms), not a date in
-    1970; refused, naming the first row of each magnitude."""
-    size = np.abs(numeric)
-    middle = float(np.median(size))
+def _one_magnitude(series: pd.Series, numeric: np.ndarray, column: str, where: str, middle: float | None) -> None:
+    """Epoch numbers in one unit: a row 100× off the median (of their sizes, ``middle`` when known) is another
+    unit (seconds among ms), not a date in 1970; refused, naming the first row of each magnitude."""
+    size = np.abs(numeric) if middle is None else numeric  # (``middle`` is given for numbers ≥ 0)
+    middle = float(np.median(size)) if middle is None else middle
+    if size.min() * MIXED > middle and size.max() < middle * MIXED:  # (the test below, without its arrays)
+        return
     off = (size * MIXED <= middle) | (size >= middle * MIXED)
     if off.any():
         far, near = int(np.flatnonzero(off)[0]) + 1, int(np.flatnonzero(~off)[0]) + 1
@@ -242,16 +276,15 @@ def _scaled(ints: np.ndarray, unit: str, column: str, where: str) -> np.ndarray:
         up = (rest > 500) | ((rest == 500) & (whole % 2 == 1))
         micros: np.ndarray = whole + up
     else:
-        over = np.abs(ints) >= LIMIT // FACTOR[unit]
-        if over.any():
-            row = int(np.flatnonzero(over)[0])
+        bound = LIMIT // FACTOR[unit]
+        if len(ints) and (ints.min() <= -bound or ints.max() >= bound):
+            row = int(np.flatnonzero((ints <= -bound) | (ints >= bound))[0])
             _out_of_range(column, where, row, float(ints[row]) * FACTOR[unit])
-        micros = ints * FACTOR[unit]
-    over = np.abs(micros) >= LIMIT
-    if over.any():
-        row = int(np.flatnonzero(over)[0])
+        micros = ints * FACTOR[unit] if FACTOR[unit] != 1 else ints
+    if len(micros) and (micros.min() <= -LIMIT or micros.max() >= LIMIT):
+        row = int(np.flatnonzero((micros <= -LIMIT) | (micros >= LIMIT))[0])
         _out_of_range(column, where, row, float(micros[row]))
-    return micros.astype(np.int64)
+    return np.asarray(micros, dtype=np.int64)
 
 
 def _out_of_range(column: str, where: str, row: int, micros: float) -> NoReturn:
@@ -261,6 +294,8 @@ def _out_of_range(column: str, where: str, row: int, micros: float) -> NoReturn:
 
 def _instants_in_range(micros: np.ndarray, column: str, where: str, series: pd.Series) -> None:
     """Instants are shown as dates: outside the years 1–9999 they have none, so they are refused."""
+    if not len(micros) or (micros.min() >= FIRST_INSTANT and micros.max() < END_INSTANT):
+        return
     outside = (micros < FIRST_INSTANT) | (micros >= END_INSTANT)
     if outside.any():
         row = int(np.flatnonzero(outside)[0]) + 1
@@ -274,9 +309,9 @@ def _quoted(value: Any) -> str:
     return shown(value)
 
 
-def epoch_unit(numeric: np.ndarray) -> str | None:
+def epoch_unit(numeric: np.ndarray, median: float | None = None) -> str | None:
     """The unit in which the column's median reads as a date in 1990–2100, if exactly one does."""
-    middle = abs(float(np.median(numeric)))
+    middle = abs(float(np.median(numeric)) if median is None else median)
     lo, hi = _EPOCH_SECONDS
     fits = [unit for unit, micros in MICROS_PER.items() if lo <= middle * micros / 1e6 < hi]
     return fits[0] if len(fits) == 1 else None

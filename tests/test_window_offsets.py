@@ -81,3 +81,15 @@ def test_exports_carry_the_offset_in_each_engines_words_or_say_they_cannot():
     assert ".withOffset(" in export(beam, "beam-java")
     kafka = replace(preset("kafka-streams"), window=WindowSpec.parse("tumbling:10s+2s"))
     assert "NOTE: Kafka Streams aligns its windows to the epoch; here they start 2s later" in export(kafka, "kafka-streams-java")
+
+
+def test_an_offset_under_an_engine_without_one_is_a_what_if():
+    """Kafka Streams' and VoltSP's windows start at the epoch: an offset there is a run those engines cannot make,
+    and every front end says so (Flink, Spark, Beam and Bytewax have one)."""
+    from explorer.config import what_if
+
+    offset = WindowSpec.parse("tumbling:10s+2s")
+    assert what_if(replace(preset("kafka-streams"), window=offset)) == ["--window tumbling:10s+2s"]
+    assert what_if(replace(preset("voltsp"), window=offset)) == ["--window tumbling:10s+2s"]
+    assert all(what_if(replace(preset(name), window=offset)) == [] for name in ("spark", "flink", "beam", "bytewax"))
+    assert what_if(replace(preset("kafka-streams"), window=WindowSpec.parse("tumbling:10s"))) == []

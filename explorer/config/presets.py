@@ -15,6 +15,10 @@ from explorer.config import (MILLISECOND, SECOND, BatchKind, BatchSpec, Emit, La
 from explorer.errors import InputError
 
 
+# a setting beside the TimeConfig's fields: tumbling and sliding windows that start at an offset (WindowSpec.offset)
+WINDOW_OFFSET = "window_offset"
+
+
 @dataclass(frozen=True)
 class Preset:
     """An engine's rules as data: the TimeConfig it starts from, and which field ``--delay`` sets."""
@@ -25,8 +29,9 @@ class Preset:
     delay_field: str  # "delay" (delayWindowClose-like) or "bound" (max seen − L)
     batches: BatchSpec | None = None
     allowed_lateness: bool = False  # the engine can keep a closed window for late events (and re-emit it)
-    # the TimeConfig fields the engine's own API sets; any other field moved off the preset's value is a "what if"
-    # (:func:`what_if`): a run the engine itself cannot make
+    # the TimeConfig fields the engine's own API sets (and WINDOW_OFFSET where its windows can start at an offset);
+    # any other field moved off the preset's value is a "what if" (:func:`what_if`): a run the engine itself
+    # cannot make
     settings: frozenset[str] = frozenset()
 
 
@@ -63,7 +68,7 @@ PRESETS: dict[str, Preset] = {
                    schedule=Schedule.BACKLOG, watermark_unit=MILLISECOND),
         delay_field="delay",
         batches=BatchSpec(BatchKind.INTERVAL, interval=SECOND),
-        settings=frozenset({"delay", "scope", "time_source"}),
+        settings=frozenset({"delay", "scope", "time_source", WINDOW_OFFSET}),
     ),
     "flink": Preset(
         "flink",
@@ -83,7 +88,7 @@ PRESETS: dict[str, Preset] = {
         batches=BatchSpec(BatchKind.INTERVAL, interval=200 * SECOND // 1000),
         allowed_lateness=True,
         settings=frozenset({"delay", "allowed_lateness", "late_policy", "source_idle_timeout", "time_source",
-                            "scope"}),
+                            "scope", WINDOW_OFFSET}),
     ),
     "bytewax": Preset(
         "bytewax",
@@ -95,7 +100,7 @@ PRESETS: dict[str, Preset] = {
                    session_close_strict=True, forget_clock_when_empty=True),
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
-        settings=frozenset({"bound", "time_source"}),
+        settings=frozenset({"bound", "time_source", WINDOW_OFFSET}),
     ),
     "beam": Preset(
         "beam",
@@ -112,7 +117,7 @@ PRESETS: dict[str, Preset] = {
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
         allowed_lateness=True,
-        settings=frozenset({"bound", "allowed_lateness", "panes"}),
+        settings=frozenset({"bound", "allowed_lateness", "panes", WINDOW_OFFSET}),
     ),
     "kafka-streams": Preset(
         "kafka-streams",
@@ -189,4 +194,6 @@ def what_if(config: RunConfig) -> list[str]:
         if spec.name in chosen.settings or value == getattr(chosen.time, spec.name):
             continue
         out.append(f"--{spec.option.replace('_', '-')} {spec.to_text(value)}")
+    if config.window.offset and WINDOW_OFFSET not in chosen.settings:
+        out.append(f"--window {config.window}")  # (its windows start at the epoch: no offset)
     return out

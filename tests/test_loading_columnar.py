@@ -160,3 +160,24 @@ def test_distinct_strings_are_told_apart_by_their_hashes():
                           if rng.random() < 0.5 else pa.array(part, type=pa.string()))
             at = end
         assert all_distinct(pa.chunked_array(chunks, type=pa.string())) == (len(set(values)) == len(values))
+
+
+def test_arrival_order_is_the_whole_key_sort():
+    """The order by instant, then only the ties by the whole key, is the one sort by the whole key (issue 34's
+    rule: batch, arrival, watermark rows in their file places, event time, id), sorted files or not."""
+    from explorer.streams.loading import _marks_before, arrival_order
+
+    rng = np.random.default_rng(4)
+    for trial in range(300):
+        n = int(rng.integers(1, 40))
+        events = pd.DataFrame({"id": [f"e{v}" for v in rng.permutation(n)],
+                               "event_time": rng.integers(0, 4, n), "arrival_time": rng.integers(0, 5, n),
+                               "batch": rng.integers(0, 3, n)})
+        if trial % 3 == 0:
+            events = events.sort_values(["batch", "arrival_time"], kind="stable").reset_index(drop=True)
+        mark = rng.random(n) < 0.2
+        for has_batch in (False, True):
+            instant = [events["arrival_time"].to_numpy()] + ([events["batch"].to_numpy()] if has_batch else [])
+            expected = np.lexsort([events["id"].to_numpy(dtype=str), events["event_time"].to_numpy(), mark,
+                                   _marks_before(mark, instant), *instant])
+            assert arrival_order(events, True, has_batch, mark).tolist() == expected.tolist()

@@ -140,7 +140,7 @@ def _check_text(path: Path, fmt: str, gzipped: bool = False, max_bytes: int = MA
     (a CSV written by hand: pandas, which skips such spaces, reads it)."""
     kind = "CSV" if fmt == "csv" else "JSON lines"
     suffix = "".join(path.suffixes[-2:]).lower() if gzipped else path.suffix.lower()
-    size = lines = 0
+    size = 0
     spaced, last = False, b""
     for chunk in _chunks(path, gzipped):
         spaced = spaced or b", " in last + chunk[:1] or b", " in chunk
@@ -158,17 +158,27 @@ def _check_text(path: Path, fmt: str, gzipped: bool = False, max_bytes: int = MA
                                      f"not UTF-8); a {suffix} must be UTF-8 {kind}") from None
         nul = chunk.find(b"\x00")
         if nul >= 0:
-            line = lines + chunk.count(b"\n", 0, nul) + 1
+            line = _lines_before(path, gzipped, size + nul) + 1
             raise InputError(f"{path}: not a text file (a NUL byte at offset {size + nul}, line {line}); a {suffix} "
                              f"must be UTF-8 {kind}")
         size += len(chunk)
-        lines += chunk.count(b"\n")
         if size > max_bytes:
             raise InputError(f"{path}: the file holds over {max_bytes / 1024**2:.0f} MiB of text, over the limit; "
                              "sample it, or use the Spark sweep for large traces")
     if size == 0:
         raise InputError(f"{path}: the file is empty (no events)")
     return size, spaced
+
+
+def _lines_before(path: Path, gzipped: bool, offset: int) -> int:
+    """How many line ends the text has before byte ``offset``: counted only for a message, not on every read."""
+    count = seen = 0
+    for chunk in _chunks(path, gzipped):
+        count += chunk.count(b"\n", 0, max(offset - seen, 0))
+        seen += len(chunk)
+        if seen >= offset:
+            break
+    return count
 
 
 def _read(path: Path, fmt: str, gzipped: bool = False) -> pd.DataFrame:

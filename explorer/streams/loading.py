@@ -267,9 +267,19 @@ def _arrival_order(events: pd.DataFrame, has_arrival: bool, has_batch: bool,
         return order, ordered
     rows = np.sort(order[tied])  # file order, which _marks_before counts in
     held = [key[rows] for key in instant]
-    keys = [events["id"].to_numpy()[rows].astype(str), events["event_time"].to_numpy()[rows], mark[rows],
-            _marks_before(mark[rows], held), *held]
-    order[tied] = rows[np.lexsort(keys)]  # (the runs keep their places: instants first in both sorts)
+    keys = [events["event_time"].to_numpy()[rows], mark[rows], _marks_before(mark[rows], held), *held]
+    within = np.lexsort(keys)
+    alike = np.ones(len(within), dtype=bool)  # …and so on every key but the id, which only these need
+    alike[:1] = False
+    for key in keys:
+        ranked = key[within]
+        alike[1:] &= ranked[1:] == ranked[:-1]
+    alike |= np.append(alike[1:], False)
+    if alike.any():
+        twins = within[alike]
+        within[alike] = twins[np.lexsort([events["id"].to_numpy()[rows[twins]].astype(str),
+                                          *(key[twins] for key in keys)])]
+    order[tied] = rows[within]  # (the runs keep their places: instants first in every sort)
     return order, ordered and bool((order[tied] == np.flatnonzero(tied)).all())
 
 

@@ -96,6 +96,19 @@ def test_the_exported_jobs_reproduce_the_prediction_on_built_in_streams(engine, 
 
 
 @pytest.mark.engines
+def test_an_idle_partition_leaves_the_watermark_as_flinks_withidleness_does(kafka_export, tmp_path):
+    """Flink's own WatermarksWithIdleness per partition, its timer on the replay's clock: a partition silent for
+    the timeout leaves the min, and the watermark runs ahead of its late flush."""
+    stream = load_events(kafka_export, columns=COLUMNS)
+    config = replace(_config("tumbling:1m", 0), time=replace(_config("tumbling:1m", 0).time,
+                                                             source_idle_timeout=2 * S))
+    verdict = verify(stream, config, "flink-java", tmp_path)
+    assert verdict.identical, "\n".join(report(verdict))
+    without = predicted_refused(run(stream, _config("tumbling:1m", 0)))
+    assert len(verdict.engine_refused or ()) > len(without)  # idleness made a difference
+
+
+@pytest.mark.engines
 def test_the_comparison_fails_when_the_prediction_is_another_jobs(kafka_export, pyflink_runs):
     """Flink's firings held against a prediction with another delay: the verdict must say DIFFERENT."""
     verdict = pyflink_runs("tumbling:1m", 0)
@@ -136,8 +149,9 @@ def test_a_job_flink_cannot_replay_is_refused_before_it_starts(tmp_path):
         verify(stream, preset("spark"), "flink", tmp_path)
     with pytest.raises(InputError, match="batch column"):
         verify(stream, replace(preset("flink"), batches=BatchSpec.parse("column")), "flink-java", tmp_path)
-    with pytest.raises(InputError, match="wall clock"):
-        verify(stream, preset("flink", source_idle_timeout=30 * S), "flink", tmp_path)
+    idle = replace(preset("flink", source_idle_timeout=30 * S), batches=BatchSpec.parse("event"))
+    with pytest.raises(InputError, match="withIdleness counts auto-watermark intervals"):
+        verify(stream, idle, "flink", tmp_path)
     with pytest.raises(InputError, match="whole number of ms"):
         verify(stream, preset("flink", delay=1500), "flink", tmp_path)
     assert not list(tmp_path.iterdir())  # refused before anything was written

@@ -20,8 +20,8 @@ import json
 
 from explorer.config import RunConfig, WindowKind
 from explorer.export.common import ExportSource, java_duration, watermark_lag
-from explorer.export.flink_job import (ARRIVAL_TICKS_JAVA, JAVA_IMPORTS, describe_cadence, flink_notes,
-                                       flink_settings)
+from explorer.export.flink_job import describe_cadence, flink_notes, flink_settings
+from explorer.export.flink_watermarks import ARRIVAL_TICKS_JAVA, JAVA_IMPORTS
 from explorer.export.java_reading import JAVA_READING
 from explorer.timeutil import format_duration
 
@@ -215,7 +215,12 @@ public class Job {
             int i = order[j];
             latest = Math.max(latest, arrival[i]);  // arrivals made non-decreasing along the order
             long interval = TICK_EVERY_US != null ? Math.floorDiv(latest, TICK_EVERY_US) : j / TICK_EVERY_EVENTS;
-            if (j > 0 && interval != last) rows.add(Tuple5.of("", "", 0L, "", true));
+            if (j > 0 && interval != last) {  // with withIdleness, every interval ticks, the silent ones too
+                long tickMs = TICK_EVERY_US != null ? TICK_EVERY_US / 1000 : 0;
+                for (long k = IDLE_MS >= 0 && TICK_EVERY_US != null ? last + 1 : interval; k <= interval; k++) {
+                    rows.add(Tuple5.of("", "", k * tickMs, "", true));
+                }
+            }
             last = interval;
             rows.add(Tuple5.of(ids[i], keys[i], Math.floorDiv(t[i], 1000L), parts[i], false));
             if (trace != null) {
@@ -281,7 +286,7 @@ public class Job {
         env.getConfig().setAutoWatermarkInterval(0);  // the ticks emit the watermarks, not the wall clock
         OutputTag<Tuple5<String, String, Long, String, Boolean>> late = new OutputTag<>("late", type);
         SingleOutputStreamOperator<String> fired = env.fromData(rows, type)
-            .assignTimestampsAndWatermarks(new ArrivalTicks(BOUND_MS, partitions[0]))
+            .assignTimestampsAndWatermarks(new ArrivalTicks(BOUND_MS, partitions[0], IDLE_MS))
             .filter(row -> !row.f4)
             .keyBy(row -> row.f1, Types.STRING)
             .window({ASSIGNER})

@@ -13,10 +13,13 @@ one) and on each tick calls their ``onPeriodicEmit``, the min over the partition
 source merges its splits. The tick rows are dropped before ``keyBy``. So only the clock that calls Flink's code is
 replaced; the watermark arithmetic (max − L − 1 ms) and the window operator are Flink's.
 
+With ``--source-idle-timeout`` each partition's generator is wrapped in Flink's own ``WatermarksWithIdleness``,
+its clock the ticks' arrival time, and every interval ticks (the silent ones too: the idleness timer counts
+periodic emits).
+
 Known limits, each a difference verify would show rather than hide: Flink's timestamps are ms, so event times with
 a µs part are truncated (a session's bounds then differ from the prediction's by under 1 ms; windows' contents do
-not); the partition is the file's column named ``partition`` (``ExportSource`` carries no ``--partition-col``); and
-``withIdleness`` is left out, its timer being the wall clock (``verify`` refuses ``--source-idle-timeout``).
+not); the partition is the file's column named ``partition`` (``ExportSource`` carries no ``--partition-col``).
 
 Determinism needs parallelism 1 and Python functions that see elements and watermarks in the source's order:
 ``python.execution-mode`` thread runs them in the task's thread, one element at a time (the default process mode
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 from explorer.config import BatchKind, RunConfig, Scope, WindowKind
 from explorer.export.common import MS, ExportSource, unsupported, watermark_lag
+from explorer.export.flink_watermarks import HELPER
 from explorer.export.replay import READING, settings_block, source_settings
 from explorer.timeutil import format_duration
 
@@ -86,7 +90,9 @@ def flink_settings(config: RunConfig, source: ExportSource) -> dict[str, object]
         "PARTITION": PARTITION_COLUMN if config.time.scope is Scope.PARTITION_MIN else None,
         "BOUND_MS": watermark_lag(config) // MS, "ALLOWED_LATENESS_MS": config.time.allowed_lateness // MS,
         "WINDOW": window.kind.value, "SIZE_MS": window.size // MS, "SLIDE_MS": window.slide // MS,
-        "GAP_MS": window.gap // MS, "OFFSET_MS": window.offset // MS} | cadence_settings(config)
+        "GAP_MS": window.gap // MS, "OFFSET_MS": window.offset // MS,
+        "IDLE_MS": -1 if config.time.source_idle_timeout is None else config.time.source_idle_timeout // MS,
+    } | cadence_settings(config)
 
 
 def flink_notes(config: RunConfig, target: str) -> list[str]:
@@ -98,100 +104,7 @@ def flink_notes(config: RunConfig, target: str) -> list[str]:
     if config.time.scope not in (Scope.PARTITION_MIN, Scope.GLOBAL):
         notes.append(f"--scope {config.time.scope.value}: Flink's watermark is one per source split (partition), "
                      "merged by min; the program keeps that")
-    if config.time.source_idle_timeout is not None:
-        notes.append(f"withIdleness({format_duration(config.time.source_idle_timeout)}) runs on the wall clock; "
-                     "the replay leaves it out (add it where you deploy)")
     return notes
-
-
-# Flink's own generators, one per partition, periodic emission driven by the replay's tick rows. Rows are
-# (id, key, event time ms, partition, is_tick). Shared by the PyFlink helper and the Java program.
-ARRIVAL_TICKS_JAVA = r"""
-    /** Flink's forBoundedOutOfOrderness(bound), one generator per partition, merged by min as a Kafka source
-     *  merges its splits; onPeriodicEmit is called on each tick row (an auto-watermark interval of arrival time)
-     *  instead of on a wall-clock timer, so the same file gives the same watermarks on every run. */
-    public static class ArrivalTicks implements WatermarkStrategy<Tuple5<String, String, Long, String, Boolean>> {
-        private final long boundMs;
-        private final int partitions;
-
-        public ArrivalTicks(long boundMs, int partitions) { this.boundMs = boundMs; this.partitions = partitions; }
-
-        @Override
-        public WatermarkGenerator<Tuple5<String, String, Long, String, Boolean>> createWatermarkGenerator(
-                WatermarkGeneratorSupplier.Context context) {
-            final WatermarkStrategy<Tuple5<String, String, Long, String, Boolean>> bounded =
-                WatermarkStrategy.forBoundedOutOfOrderness(Duration.ofMillis(boundMs));
-            final int expected = partitions;
-            return new WatermarkGenerator<Tuple5<String, String, Long, String, Boolean>>() {
-                private final Map<String, WatermarkGenerator<Tuple5<String, String, Long, String, Boolean>>> perPartition =
-                    new HashMap<>();
-                private long emitted = Long.MIN_VALUE;
-
-                @Override
-                public void onEvent(Tuple5<String, String, Long, String, Boolean> row, long ts, WatermarkOutput out) {
-                    if (!row.f4) {
-                        perPartition.computeIfAbsent(row.f3, p -> bounded.createWatermarkGenerator(context))
-                            .onEvent(row, ts, out);
-                        return;
-                    }
-                    // a partition that has sent nothing yet holds the merged watermark at its start (Long.MIN_VALUE)
-                    long merged = perPartition.size() < expected ? Long.MIN_VALUE : Long.MAX_VALUE;
-                    for (WatermarkGenerator<Tuple5<String, String, Long, String, Boolean>> g : perPartition.values()) {
-                        final long[] mark = {Long.MIN_VALUE};
-                        g.onPeriodicEmit(new WatermarkOutput() {
-                            @Override public void emitWatermark(Watermark w) { mark[0] = w.getTimestamp(); }
-                            @Override public void markIdle() {}
-                            @Override public void markActive() {}
-                        });
-                        merged = Math.min(merged, mark[0]);
-                    }
-                    if (merged > emitted) {
-                        emitted = merged;
-                        out.emitWatermark(new Watermark(merged));
-                    }
-                }
-
-                @Override
-                public void onPeriodicEmit(WatermarkOutput out) {}
-            };
-        }
-
-        @Override
-        public TimestampAssigner<Tuple5<String, String, Long, String, Boolean>> createTimestampAssigner(
-                TimestampAssignerSupplier.Context context) {
-            return (row, previous) -> row.f2;
-        }
-    }
-"""
-
-JAVA_IMPORTS = """import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
-import org.apache.flink.api.common.eventtime.TimestampAssigner;
-import org.apache.flink.api.common.eventtime.TimestampAssignerSupplier;
-import org.apache.flink.api.common.eventtime.Watermark;
-import org.apache.flink.api.common.eventtime.WatermarkGenerator;
-import org.apache.flink.api.common.eventtime.WatermarkGeneratorSupplier;
-import org.apache.flink.api.common.eventtime.WatermarkOutput;
-import org.apache.flink.api.common.eventtime.WatermarkStrategy;
-import org.apache.flink.api.java.tuple.Tuple5;
-"""
-
-_HELPER = ("package wxreplay;\n\n" + JAVA_IMPORTS + "import org.apache.flink.streaming.api.datastream.DataStream;\n\n"
-           "/** The replay's watermarks for a PyFlink job (PyFlink has no Python WatermarkGenerator). */\n"
-           "public class Replay {\n" + ARRIVAL_TICKS_JAVA + """
-    public static WatermarkStrategy<Tuple5<String, String, Long, String, Boolean>> watermarks(long boundMs,
-                                                                                          int partitions) {
-        return new ArrivalTicks(boundMs, partitions);
-    }
-
-    /** The events, without the tick rows (before keyBy). */
-    public static DataStream<Tuple5<String, String, Long, String, Boolean>> events(
-            DataStream<Tuple5<String, String, Long, String, Boolean>> rows) {
-        return rows.filter(row -> !row.f4);
-    }
-}
-""")
 
 
 def pyflink_job(config: RunConfig, source: ExportSource) -> str:
@@ -207,7 +120,7 @@ def pyflink_job(config: RunConfig, source: ExportSource) -> str:
     header.append(f"# cadence: {describe_cadence(config)}")
     header.append(f"# watermark: for_bounded_out_of_orderness({format_duration(lag)}); window: {window}; "
                   f"allowed_lateness {format_duration(allowed)}; late events to the side output 'late'")
-    body = (_PROGRAM.replace("{ASSIGNER}", assigner).replace("{JAVA}", _HELPER)
+    body = (_PROGRAM.replace("{ASSIGNER}", assigner).replace("{JAVA}", HELPER)
             .replace("{SETTINGS}", settings_block(flink_settings(config, source)) + "\n" + READING + "\n"))
     return "\n".join(header) + "\n" + body
 
@@ -225,7 +138,8 @@ OUTDIR/timing.json (read_s, engine_start_s: the JVM and the job graph, run_s). N
 compiles the watermark helper below on first run, into ~/.cache/watermark-explorer).
 To deploy: read your Kafka topic with env.from_source(KafkaSource..., WatermarkStrategy
 .for_bounded_out_of_orderness(Duration.of_millis(BOUND_MS)).with_timestamp_assigner(...), "events") (a Kafka
-source keeps a watermark per partition and merges them by min, as the helper does), set
+source keeps a watermark per partition and merges them by min, as the helper does; add .with_idleness(...) when
+IDLE_MS ≥ 0), set
 env.get_config().set_auto_watermark_interval(the interval above, in ms), and keep key_by, the window,
 allowed_lateness and side_output_late_data; drop the tick rows and the helper.
 """
@@ -301,7 +215,9 @@ def replay_rows(frame):
     for n, (event, part) in enumerate(zip(events, parts)):
         interval = event["arrival"] // TICK_EVERY_US if TICK_EVERY_US else n // TICK_EVERY_EVENTS
         if last is not None and interval != last:
-            rows.append(("", "", 0, "", True))
+            # withIdleness counts periodic emits: then every interval ticks, the silent ones too
+            ticks = range(last + 1, interval + 1) if IDLE_MS >= 0 and TICK_EVERY_US else [interval]
+            rows.extend(("", "", k * (TICK_EVERY_US or 0) // 1000, "", True) for k in ticks)
         last = interval
         rows.append((event["id"], event["key"], event["t"] // 1000, str(part), False))
     return rows, len(set(parts))
@@ -345,7 +261,7 @@ def main(events, outdir):
     env.get_config().set_auto_watermark_interval(0)  # the ticks emit the watermarks, not the wall clock
     replay = get_gateway().jvm.wxreplay.Replay
     stamped = (env.from_collection(rows, type_info=row_type())
-               .assign_timestamps_and_watermarks(WatermarkStrategy(replay.watermarks(BOUND_MS, partitions))))
+               .assign_timestamps_and_watermarks(WatermarkStrategy(replay.watermarks(BOUND_MS, partitions, IDLE_MS))))
     late = OutputTag("late", row_type())
     fired = (DataStream(replay.events(stamped._j_data_stream))
              .key_by(lambda e: e[1], key_type=Types.STRING())

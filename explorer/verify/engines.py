@@ -93,9 +93,9 @@ def _flink_cadence(config: RunConfig) -> str | None:
                 "preset's 200ms), event or count:N, not the file's batch column")
     if config.time.scope not in (Scope.PARTITION_MIN, Scope.GLOBAL):
         return f"--scope {config.time.scope.value} is not a Flink watermark (one per partition, merged by min)"
-    if config.time.source_idle_timeout is not None:
-        return ("--source-idle-timeout: Flink's withIdleness runs on the wall clock, which a replay does not have; "
-                "verify without it")
+    if config.time.source_idle_timeout is not None and (config.batches is None or not config.batches.interval):
+        return ("--source-idle-timeout: Flink's withIdleness counts auto-watermark intervals; give --batches "
+                "interval:T")
     return whole_ms(config)
 
 

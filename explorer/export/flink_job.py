@@ -74,7 +74,8 @@ def whole_ms(config: RunConfig) -> str | None:
     window, time = config.window, config.time
     spans = {"the window": window.gap if window.kind is WindowKind.SESSION else window.size,
              "the slide": window.slide if window.kind is WindowKind.SLIDING else 0, "the window offset": window.offset,
-             "the watermark's lag": watermark_lag(config), "the allowed lateness": time.allowed_lateness}
+             "the watermark's lag": watermark_lag(config), "the allowed lateness": time.allowed_lateness,
+             "the idle timeout": time.source_idle_timeout or 0}
     for name, micros in spans.items():
         if micros % MS:
             return f"{name} ({format_duration(micros)}) is not a whole number of ms; Flink's times are ms"
@@ -96,6 +97,8 @@ def flink_settings(config: RunConfig, source: ExportSource) -> dict[str, object]
 
 
 def flink_notes(config: RunConfig, target: str) -> list[str]:
+    """What the program cannot carry as the config says it, in words (``export.common.unsupported``), and what it
+    runs instead: Flink's default cadence, its one watermark per partition merged by min."""
     notes = unsupported(config, target, {"allowed", "side_output", "per_element", "offset"})
     if not replays_cadence(config):
         notes.append(f"the prediction's cadence ({config.batches or 'the file'}'s batches) is no Flink job's; the "

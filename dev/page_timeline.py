@@ -9,7 +9,9 @@ page's main-thread tasks and the GPU process's tasks (software WebGL when there 
 With --burst, ten presses 50 ms apart on each slider instead (as a user holding the key, or tapping fast): how
 long the page took to accept them beyond the gaps (each press returns once the page has handled its keydown),
 how many of the steps the page drew from frames it held, and when the frame of the last position was there after
-the last press, data and on screen. Each slider starts from delay 5 s, the others 0.
+the last press, data and on screen, and when the settled frame (every point, once the slider rests) came. Each
+slider starts from delay 5 s, the others 0, and takes one step 2 s before the burst, as a user starts moving it
+(the frames computed ahead then follow that slider, as they would).
 
     .venv/bin/python dev/page_timeline.py [--presses 6] [--trace] [--compare] [--burst]
 """
@@ -69,7 +71,8 @@ def burst(page, slider: str, presses: int = 10, gap_ms: int = 50) -> dict[str, f
     """``presses`` → presses ``gap_ms`` apart on ``slider``; then, once everything has settled, when the last
     position's frame was first there (its effective watermark, to float32's precision), from the last press."""
     page.locator(".widget-hslider", has_text=slider).locator(".noUi-handle").click()
-    page.wait_for_timeout(1500)
+    page.keyboard.press("ArrowRight")  # one step first, as a user starts: the frames ahead follow this slider
+    page.wait_for_timeout(2000)
     page.evaluate(RECORD_Y)
     page.evaluate("() => { window.__keys = []; document.addEventListener('keydown', "
                   "() => window.__keys.push(performance.now()), true); }")
@@ -91,7 +94,8 @@ def burst(page, slider: str, presses: int = 10, gap_ms: int = 50) -> dict[str, f
     first = next((entry for entry in same if entry[0] >= last), same[-1])
     return {"accepting the presses (ms over the gaps)": accepted, "frames drawn": len(ys),
             "last position, data changed": first[0] - last,
-            "last position, on screen": (first[2] or float("nan")) - last}
+            "last position, on screen": (first[2] or float("nan")) - last,
+            "every point drawn (the settled frame), data": ys[-1][0] - last}
 
 
 def summarize_trace(path: Path) -> None:

@@ -94,6 +94,18 @@ LOOK = """(minTrack) => {
 }"""
 
 
+def look(page, patience_ms: int = 10_000) -> dict:
+    """What LOOK finds, once nothing is found or after ``patience_ms``: a figure follows a new width of its box
+    after a relayout, which a loaded machine may take a while to draw."""
+    waited = 0
+    while True:
+        seen = page.evaluate(LOOK, MIN_TRACK)
+        if not seen["found"] or waited >= patience_ms:
+            return seen
+        page.wait_for_timeout(500)
+        waited += 500
+
+
 def html_texts(page) -> list[str]:
     return page.evaluate("() => [...document.querySelectorAll('.jp-OutputArea .widget-html-content')]"
                          ".filter(e => e.offsetParent !== null).map(e => e.textContent)")
@@ -126,7 +138,7 @@ def test_every_panel_is_drawn_and_readable_with_the_file_browser_open(lab, tmp_p
         # the curve is drawn once the background sweep is done
         page.wait_for_function("""() => [...document.querySelectorAll('.js-plotly-plot')].some(p =>
             String((p.layout.title || {}).text || '').startsWith('completeness vs latency') && p.data[0].x &&
-            p.data[0].x.length > 0)""", timeout=60_000)
+            p.data[0].x.length > 0)""", timeout=120_000)
         page.wait_for_timeout(1500)
         page.locator(".js-plotly-plot").first.scroll_into_view_if_needed()
         page.screenshot(path=str(shots / f"page-{width}.png"))
@@ -134,13 +146,13 @@ def test_every_panel_is_drawn_and_readable_with_the_file_browser_open(lab, tmp_p
         open_panel(page, "engine rules")
         for title in ("Run on Spark", "Explain a Spark job", "Compare engines", "Copy config as…"):
             open_panel(page, title)  # an accordion shows one panel at a time: each is looked at in turn
-            look = page.evaluate(LOOK, MIN_TRACK)
-            assert look["found"] == [], (title, look["found"])
+            seen = look(page)
+            assert seen["found"] == [], (title, seen["found"])
             if title == "Explain a Spark job":  # empty until a log is uploaded: it says so, with no bare axes
                 assert any(t.startswith("Upload a Structured Streaming job's progress log") for t in html_texts(page))
             if title == "Compare engines":
                 assert any("press compare to draw" in t for t in html_texts(page))
-        seen = look["seen"]
+        seen = seen["seen"]
         assert sorted(seen["plots"]) == ["The two clocks — textbook, tum", "completeness vs latency",
                                          "delay = arrival − event time"], seen  # no empty frame among them
         assert seen["labels"] >= 30 and seen["selects"] >= 10 and seen["sliders"] == 4, seen  # it looked at them
@@ -154,10 +166,9 @@ def test_every_panel_is_drawn_and_readable_with_the_file_browser_open(lab, tmp_p
         examples.select_option(index=min(3, examples.locator("option").count() - 1))
         page.wait_for_function("() => [...document.querySelectorAll('.widget-html-content')]"
                                ".some(e => e.querySelector('li') && /^(window|event) /.test(e.textContent))")
-        page.wait_for_timeout(1500)
-        look = page.evaluate(LOOK, MIN_TRACK)
-        assert look["found"] == [], look["found"]
-        assert "each preset on the same stream" in " ".join(look["seen"]["plots"])
+        seen = look(page)
+        assert seen["found"] == [], seen["found"]
+        assert "each preset on the same stream" in " ".join(seen["seen"]["plots"])
         examples.scroll_into_view_if_needed()
         page.screenshot(path=str(shots / f"compare-{width}.png"))
         browser.close()

@@ -82,7 +82,7 @@ def batch_column(frame: pd.DataFrame, where: str) -> np.ndarray:
     return whole_numbers(frame["batch"], "batch", where)
 
 
-def offset_column(frame: pd.DataFrame, where: str, is_mark: np.ndarray, partition: np.ndarray) -> np.ndarray:
+def offset_column(frame: pd.DataFrame, where: str, is_mark: np.ndarray, partition: np.ndarray | None) -> np.ndarray:
     """Kafka offsets (-1 without the column): whole, not negative, and one record per (partition, offset),
     since a duplicate means two rows claim the same record (an export joined twice, a column misread)."""
     if "offset" not in frame.columns:

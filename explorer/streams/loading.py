@@ -131,14 +131,15 @@ def _stream(held: list[pd.DataFrame], name: str, time_unit: TimeUnits = None, co
     key_codes, key_names = text_codes(frame, "key")
     partition_codes, partition_names = text_codes(frame, "partition")
     rows = {"id": ids_column(frame, where, is_mark), "event_time": event_time, "batch": batch_column(frame, where),
-            "offset": offset_column(frame, where, is_mark, partition_names[partition_codes]),
+            "offset": offset_column(frame, where, is_mark, partition_names[partition_codes] if has["offset"] else None),
             "value": value_column(frame, where), "key": key_codes, "partition": partition_codes}
     del frame, event_time  # (each is in rows now)
     order, in_place = _arrival_order(pd.DataFrame({"id": rows["id"], "event_time": rows["event_time"],
                                                    "arrival_time": arrival_time, "batch": rows["batch"]}, copy=False),
                                      has_arrival, has["batch"], is_mark)
     in_place = in_place and not is_mark.any()
-    is_mark, arrival_time = is_mark[order], arrival_time[order]
+    if not in_place:
+        is_mark, arrival_time = is_mark[order], arrival_time[order]
     raised = 0
     if has["batch"] and has_arrival:
         arrival_time, raised = processing_clock(arrival_time)

@@ -181,3 +181,17 @@ def test_arrival_order_is_the_whole_key_sort():
             expected = np.lexsort([events["id"].to_numpy(dtype=str), events["event_time"].to_numpy(), mark,
                                    _marks_before(mark, instant), *instant])
             assert arrival_order(events, True, has_batch, mark).tolist() == expected.tolist()
+
+
+def test_a_batch_per_event_is_what_the_general_batching_gives():
+    """``batching._one_per_event`` (no masks over ten million rows) against the general code at count:1."""
+    from explorer.config import BatchKind, BatchSpec
+    from explorer.streams import generate
+    from explorer.streams.batching import _assign, _one_per_event
+
+    for name in ("textbook", "kafka-export", "mobile-bursts", "skewed-partitions"):
+        stream = generate(name)
+        fast = _one_per_event(stream.events["arrival_time"].to_numpy(dtype=np.int64))
+        general = _assign(stream, BatchSpec(BatchKind.COUNT, count=1), False)
+        for field in ("number", "commit_time", "starts", "opens", "scripted"):
+            assert np.array_equal(getattr(fast, field), getattr(general, field)), (name, field)

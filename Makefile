@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test check lint venv kernel check-java bench bench-spark check-beam engines test-engines clean
+.PHONY: lab app test check lint venv kernel check-java bench bench-spark check-beam engines test-engines clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null || { echo "error: Python 3.11 is needed (found: $(PYTHON))" >&2; exit 1; }
@@ -25,6 +25,11 @@ check-java:
 
 lab: kernel check-java
 	$(VENV)/bin/jupyter lab --ip=127.0.0.1 $(if $(filter root,$(shell whoami)),--allow-root) notebooks/explorer.ipynb
+
+# the explorer and the teaching notebooks as a standalone app (Voilà): the same widgets, no code cells; token on,
+# bound to 127.0.0.1 (the URL with its token is printed)
+app: kernel check-java
+	$(VENV)/bin/voila --token --Voila.ip=127.0.0.1 --no-browser notebooks/
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check explorer tests benchmarks dev

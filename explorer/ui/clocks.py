@@ -24,6 +24,7 @@ from explorer.config import RunConfig
 from explorer.core import Result
 from explorer.streams import Stream
 from explorer.timeutil import MICROS
+from explorer.ui.live_figure import LiveFigure
 from explorer.ui.figures import (POINT_BUDGET, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
                                  STATUS_LABELS, STATUSES, TwoClocks, compact, plot_time, scripted_marks, two_clocks,
                                  watermark_steps)
@@ -74,7 +75,7 @@ class ClocksView:
 
     # --- the traces ------------------------------------------------------------------------------
     def _build(self) -> go.FigureWidget:
-        fig = go.FigureWidget()
+        fig = LiveFigure()
 
         def add(key: str, kind: str, **props: Any) -> None:
             getattr(fig, f"add_{kind}")(**props)

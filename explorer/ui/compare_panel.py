@@ -22,6 +22,7 @@ from explorer.compare import Comparison, Disagreement, compare, side_config
 from explorer.config import PRESETS, RunConfig, delay_of
 from explorer.streams import Stream
 from explorer.timeutil import MICROS, format_instant
+from explorer.ui.live_figure import LiveFigure
 from explorer.ui.figures import STATUS_COLORS, STATUS_LABELS, STATUSES, plot_time
 from explorer.ui.plotly_messages import send
 from explorer.ui.words import plural
@@ -49,7 +50,7 @@ class ComparePanel:
         # is written out under the list, where it wraps
         self.disagreements = W.Select(options=[], rows=8, layout=W.Layout(width="100%", display="none"))
         self.example = W.HTML()
-        self.figure = go.FigureWidget()
+        self.figure = LiveFigure()
         # hidden until compare is pressed: an empty figure showed bare axes, with no word of what fills them
         self.figure_box = W.VBox([self.figure], layout=W.Layout(min_width="0", display="none"))
         self.comparison: Comparison | None = None

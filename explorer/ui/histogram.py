@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import plotly.graph_objects as go
 
 from explorer.config import RunConfig, delay_of
 from explorer.streams import Stream
 from explorer.timeutil import MICROS
+from explorer.ui.live_figure import LiveFigure
 from explorer.ui.figures import delay_histogram, quantile_labels
 
 S = MICROS["s"]
@@ -24,7 +24,7 @@ class DelayHistogram:
     """The histogram as a FigureWidget (``figure``), as wide as its box in the page (``fit_width``)."""
 
     def __init__(self) -> None:
-        fig = go.FigureWidget()
+        fig = LiveFigure()
         fig.add_bar(name="events", marker_color="#4C78A8", hovertemplate="delay %{x:.2f} s: %{y}<extra></extra>")
         # a log count axis: the tail the delay must cover is a few events per bin beside thousands at the head
         fig.update_layout(height=280, margin=dict(l=50, r=10, t=84, b=40),

@@ -25,6 +25,7 @@ from plotly.subplots import make_subplots
 from explorer.config import RunConfig, delay_of, preset
 from explorer.errors import InputError
 from explorer.streams import Stream
+from explorer.ui.live_figure import LiveFigure
 from explorer.ui.figures import plot_time
 from explorer.ui.words import plural
 
@@ -100,7 +101,7 @@ class JobLogPanel:
         self.table = W.HTML()
         self.replay = W.Button(description="replay the stream shown beside it", icon="refresh", disabled=True,
                                layout=W.Layout(width="auto"))
-        self.figure = go.FigureWidget()
+        self.figure = LiveFigure()
         # hidden until a log is read: an empty figure showed bare axes, with no word of what fills them
         self.figure_box = W.VBox([self.figure], layout=W.Layout(min_width="0", display="none"))
         self.progress: list[BatchProgress] = []  # the log's records

@@ -18,13 +18,13 @@ from collections.abc import Callable
 
 import ipywidgets as W
 import numpy as np
-import plotly.graph_objects as go
 
 from explorer.config import PRESETS, RunConfig, apply_delay
 from explorer.core import Result
 from explorer.metrics import CurveRow, FrontierPoint, SweepStopped, Tuning, best_point, curve, frontier, tune
 from explorer.streams import Stream
 from explorer.timeutil import MICROS, exact_seconds
+from explorer.ui.live_figure import LiveFigure
 from explorer.ui.plotly_messages import send
 from explorer.ui.words import duration, plural
 
@@ -44,7 +44,7 @@ class Sweep:
     def __init__(self, settings: Callable[[], tuple[Stream, RunConfig] | None], set_delay: Callable[[int], None]):
         self._settings, self._set_delay = settings, set_delay
         self._lock = threading.RLock()
-        self.figure = go.FigureWidget()
+        self.figure = LiveFigure()
         self.figure.add_scatter(name="sweep", mode="lines+markers", marker=dict(size=5), line=dict(color="#4C78A8"),
                                 hovertemplate="delay %{text} s<br>latency %{x:.2f} s<br>completeness %{y:.2f}%"
                                               "<extra></extra>")

@@ -1,0 +1,30 @@
+"""A plotly FigureWidget whose state, when a page asks for it, is the figure as it is now.
+
+plotly's FigureWidget syncs its traces and layout (``_widget_data``, ``_widget_layout``) only when it is created
+and when it is displayed; every later change travels as a one-off restyle or relayout message to the pages
+connected at that moment. A page that connects later reads the synced state and draws the figure as it was
+first shown: empty, for a figure the explorer fills once its first result is ready. That is every figure of the
+explorer served by Voilà (`make app`: the page connects after the notebook has run) and of a JupyterLab page
+reloaded while the kernel runs.
+
+A page asks ipywidgets for the whole state of every widget when it connects (``get_state()`` with no key; a
+single trait's change asks with its key). Only then is the figure's current data copied into the synced traits,
+without a message to the pages already connected (they have it): nothing more is sent on a slider step.
+"""
+
+from __future__ import annotations
+
+from copy import deepcopy
+from typing import Any
+
+import plotly.graph_objects as go
+
+
+class LiveFigure(go.FigureWidget):  # type: ignore[misc]
+    def get_state(self, key: Any = None, drop_defaults: bool = False) -> dict[str, Any]:
+        built = "_layout_obj" in self.__dict__  # (ipywidgets asks once before plotly has built the figure)
+        if key is None and built:  # a page connecting: give it the figure as it is now, not as first shown
+            self._trait_values["_widget_data"] = deepcopy(self._data)
+            self._trait_values["_widget_layout"] = deepcopy(self._layout_obj._props)
+        state: dict[str, Any] = super().get_state(key=key, drop_defaults=drop_defaults)
+        return state

@@ -23,8 +23,9 @@ def program_reads(path, source: ExportSource) -> list[dict]:
 
 def explorer_reads(stream) -> list[dict]:
     ev = stream.events
-    return [{"id": str(i), "key": str(k), "t": int(t), "arrival": int(a)}
-            for i, k, t, a in zip(ev["id"], ev["key"], ev["event_time"], ev["arrival_time"])]
+    parts = ev["partition"].astype(str) if len(stream.partitions) > 1 else [""] * len(ev)
+    return [{"id": str(i), "key": str(k), "t": int(t), "arrival": int(a), "partition": p}
+            for i, k, t, a, p in zip(ev["id"], ev["key"], ev["event_time"], ev["arrival_time"], parts)]
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
@@ -101,3 +102,14 @@ def test_exact_times_avro_and_watermark_rows_are_read_as_the_explorer_did(tmp_pa
             {"id": f"e{i}", "meta": {"dt": 1_767_225_600_000_000 + 7_654_321 * i, "key": "ab"[i % 2]}} for i in range(30)])
     stream = load_events(avro, columns={"event_time": "meta.dt", "key": "meta.key"})
     assert program_reads(avro, ExportSource.of(stream)) == explorer_reads(stream)
+
+
+def test_the_partition_column_is_read_as_mapped(tmp_path):
+    """Flink's and Beam's programs keep a watermark per Kafka partition: they read the column the user mapped
+    (--partition-col), not one that happens to be called 'partition'."""
+    path = tmp_path / "topic.csv"
+    path.write_text("id,key,ts,kafka_partition\na,k,1,0\nb,k,2,1\nc,k,3,0\n")
+    stream = load_events(path, columns={"event_time": "ts", "partition": "kafka_partition"})
+    source = ExportSource.of(stream)
+    assert source.partition == "kafka_partition"
+    assert [e["partition"] for e in program_reads(path, source)] == ["0", "1", "0"]

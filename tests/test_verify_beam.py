@@ -23,6 +23,7 @@ from explorer.cli import main
 from explorer.config import BatchSpec, Panes, WindowSpec
 from explorer.core import run
 from explorer.errors import InputError
+from explorer.export.common import ExportSource
 from explorer.export import export
 from explorer.streams import load_events
 from explorer.verify import Verdict, predicted_firings, report, verify
@@ -150,13 +151,13 @@ def test_the_exported_program_compiles_and_names_its_settings():
     """The whole program, without running Beam: valid Python that imports nothing of the explorer and carries the
     watermark's lag, the window, the allowed lateness, the panes and the deployment note."""
     config = _config("sliding:1m:10s", 2, 30, "discarding")
-    text = export(config, "beam-python")
+    text = export(config, "beam-python", ExportSource(partition="kafka_partition"))
     compile(text, "job.py", "exec")
     assert "explorer" not in "\n".join(line for line in text.splitlines() if "import" in line)
     for setting in ("LAG_US = 2000000", "ALLOWED_LATENESS_US = 30000000", "PANES = 'discarding'",
                     "WINDOW_FN = window.SlidingWindows(us(60000000), us(10000000))",
                     "trigger=trigger.AfterWatermark(late=trigger.AfterCount(1))", "CustomTimestampPolicyWithLimitedDelay",
-                    "advance_watermark_to_infinity", "PARTITION = 'partition'"):
+                    "advance_watermark_to_infinity", "PARTITION = 'kafka_partition'"):
         assert setting in text, setting
     assert "NOTE" not in text
     session = export(_config("session:30s", 20), "beam-python")

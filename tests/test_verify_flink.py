@@ -86,6 +86,8 @@ def test_the_exported_java_job_reproduces_the_prediction_on_flinks_own_window_op
     # a key that goes silent (not sessions: its times have µs, which Flink's ms timestamps truncate, so a session's
     # bounds would differ by under 1 ms, its contents not)
     ("flink-java", "idle-key", {"seed": 7}, "sliding:6:2", 1, 2),
+    # two partitions whose arrivals trail each other: the watermark is their min (verify writes the column)
+    ("flink", "skewed-partitions", {}, "tumbling:10", 2, 0),
 ])
 def test_the_exported_jobs_reproduce_the_prediction_on_built_in_streams(engine, name, options, window, delay, allowed,
                                                                        tmp_path):

@@ -5,7 +5,7 @@ panes, and ``GroupByKey``, on the DirectRunner; it writes every pane Beam fires.
 Why a TestStream: a Beam source sets its own watermark (KafkaIO's ``CustomTimestampPolicyWithLimitedDelay``: max
 event time seen − max delay per partition, the min over the partitions), and a file read as a bounded source has
 none until its end, where every window fires at once. The TestStream gives Beam the preset's watermark at the
-preset's cadence: after each event, max − L per partition (the ``partition`` column, if the file has one), the
+preset's cadence: after each event, max − L per partition (the file's partition column, as mapped, if it has one), the
 min over the partitions, none until every partition has sent. Beam's window and trigger code is untouched.
 
 Why not one TestStream step per event: the DirectRunner copies a key's whole state for every bundle (and never drops
@@ -35,7 +35,6 @@ from explorer.export.common import ExportSource, unsupported, watermark_lag
 from explorer.export.replay import READING, settings_block, source_settings
 from explorer.timeutil import format_duration
 
-PARTITION_COLUMN = "partition"  # the explorer reads a file's column of this name as the Kafka partition
 
 
 def per_event(config: RunConfig) -> str | None:
@@ -62,7 +61,7 @@ def beam_job(config: RunConfig, source: ExportSource) -> str:
     t = config.time
     lag = watermark_lag(config)
     settings = source_settings(source) | {
-        "PARTITION": None if t.scope is Scope.GLOBAL else PARTITION_COLUMN,
+        "PARTITION": None if t.scope is Scope.GLOBAL else source.partition,
         "LAG_US": lag, "ALLOWED_LATENESS_US": t.allowed_lateness, "PANES": t.panes.value}
     notes = unsupported(config, "Beam", {"allowed", "panes", "offset"})
     if t.scope not in (Scope.PARTITION_MIN, Scope.GLOBAL):
@@ -126,20 +125,6 @@ def at(micros):
 
 WINDOW_FN = {WINDOW_FN}
 SESSIONS = {SESSIONS}
-
-
-def partitions_in_arrival_order(frame):
-    """Each event's partition, in the order events_in_arrival_order takes them: that same function, reading the
-    partition column where it reads the key (its order never depends on the key); one partition, "", when the
-    file has no partition column."""
-    global KEY
-    if not PARTITION or PARTITION not in frame.columns:
-        return [""] * len(events_in_arrival_order(frame))
-    key, KEY = KEY, PARTITION
-    try:
-        return [event["key"] for event in events_in_arrival_order(frame)]
-    finally:
-        KEY = key
 
 
 def reached(mark, end):
@@ -235,7 +220,8 @@ def main(events_path, outdir):
     out.mkdir(parents=True, exist_ok=True)
     frame = read_events(events_path)
     stream = TestStream()
-    steps = replay(events_in_arrival_order(frame), partitions_in_arrival_order(frame))
+    events = events_in_arrival_order(frame)
+    steps = replay(events, [event["partition"] for event in events])
     for kind, value in steps:
         if kind == "watermark":
             stream.advance_watermark_to(Timestamp(micros=value))

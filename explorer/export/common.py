@@ -33,6 +33,7 @@ class ExportSource:
     arrival_time_format: TimeFormat | None = None
     id: str | None = None  # None: the file has none; events are e1, e2… by row
     kind: str | None = None  # the column marking scripted watermark rows (None: the file has none)
+    partition: str | None = None  # the Kafka partition column (None: one partition)
 
     @staticmethod
     def of(stream: Stream) -> "ExportSource":
@@ -43,7 +44,8 @@ class ExportSource:
                             named.get("arrival_time", "arrival_time") if stream.has_arrival else None,
                             stream.time_formats.get("arrival_time"),
                             named.get("id", "id") if stream.has_ids else None,
-                            named.get("kind", "kind") if len(stream.watermarks) else None)
+                            named.get("kind", "kind") if len(stream.watermarks) else None,
+                            named.get("partition", "partition") if len(stream.partitions) > 1 else None)
 
 
 DEFAULT_SOURCE = ExportSource()

@@ -19,7 +19,7 @@ periodic emits).
 
 Known limits, each a difference verify would show rather than hide: Flink's timestamps are ms, so event times with
 a µs part are truncated (a session's bounds then differ from the prediction's by under 1 ms; windows' contents do
-not); the partition is the file's column named ``partition`` (``ExportSource`` carries no ``--partition-col``).
+not).
 
 Determinism needs parallelism 1 and Python functions that see elements and watermarks in the source's order:
 ``python.execution-mode`` thread runs them in the task's thread, one element at a time (the default process mode
@@ -40,7 +40,6 @@ from explorer.export.flink_watermarks import HELPER
 from explorer.export.replay import READING, settings_block, source_settings
 from explorer.timeutil import format_duration
 
-PARTITION_COLUMN = "partition"  # the explorer reads a file's column of this name as the Kafka partition
 FLINK_INTERVAL = 200_000  # µs: Flink's default pipeline.auto-watermark-interval
 
 
@@ -88,7 +87,7 @@ def flink_settings(config: RunConfig, source: ExportSource) -> dict[str, object]
     """The constants both Flink programs (PyFlink and Java) start from."""
     window = config.window
     return source_settings(source) | {
-        "PARTITION": PARTITION_COLUMN if config.time.scope is Scope.PARTITION_MIN else None,
+        "PARTITION": source.partition if config.time.scope is Scope.PARTITION_MIN else None,
         "BOUND_MS": watermark_lag(config) // MS, "ALLOWED_LATENESS_MS": config.time.allowed_lateness // MS,
         "WINDOW": window.kind.value, "SIZE_MS": window.size // MS, "SLIDE_MS": window.slide // MS,
         "GAP_MS": window.gap // MS, "OFFSET_MS": window.offset // MS,
@@ -194,28 +193,14 @@ def helper_jar():
     return jar
 
 
-def partitions_in_arrival_order(frame):
-    """Each event's partition, in the order events_in_arrival_order takes them: that same function, reading the
-    partition column where it reads the key (the order never depends on the key); None when the file has no
-    partition column (one partition)."""
-    global KEY
-    if not PARTITION or PARTITION not in frame.columns:
-        return None
-    key, KEY = KEY, PARTITION
-    try:
-        return [event["key"] for event in events_in_arrival_order(frame)]
-    finally:
-        KEY = key
-
-
 def replay_rows(frame):
     """(id, key, event time ms, partition, is_tick) in arrival order, a tick before the first event of each new
     auto-watermark interval of arrival time (or after every TICK_EVERY_EVENTS events): there the watermark moves,
     from the events before the tick."""
-    events = events_in_arrival_order(frame)
-    parts = partitions_in_arrival_order(frame) or [""] * len(events)
-    rows, last = [], None
-    for n, (event, part) in enumerate(zip(events, parts)):
+    rows, last, parts = [], None, set()
+    for n, event in enumerate(events_in_arrival_order(frame)):
+        part = event["partition"]
+        parts.add(part)
         interval = event["arrival"] // TICK_EVERY_US if TICK_EVERY_US else n // TICK_EVERY_EVENTS
         if last is not None and interval != last:
             # withIdleness counts periodic emits: then every interval ticks, the silent ones too
@@ -223,7 +208,7 @@ def replay_rows(frame):
             rows.extend(("", "", k * (TICK_EVERY_US or 0) // 1000, "", True) for k in ticks)
         last = interval
         rows.append((event["id"], event["key"], event["t"] // 1000, str(part), False))
-    return rows, len(set(parts))
+    return rows, len(parts)
 
 
 def row_type():

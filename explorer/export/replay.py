@@ -32,6 +32,7 @@ def source_settings(source: ExportSource) -> dict[str, object]:
         "KEY": source.key,
         "ID": source.id,
         "KIND": source.kind,
+        "PARTITION": source.partition,
     }
 
 
@@ -112,7 +113,8 @@ def to_micros(values, kind, unit, zone):
 
 
 def events_in_arrival_order(frame):
-    """The file's events as dicts (id, key, t, arrival; times in µs), in the order they arrive: by arrival time,
+    """The file's events as dicts (id, key, t, arrival, partition; times in µs; partition "" for one partition, or
+    when PARTITION is None: a program whose watermark is global), in the order they arrive: by arrival time,
     then event time, then id. Without an arrival column the file's order is the arrival order, and an event
     arrives with the newest event time so far. Arrival times are made non-decreasing along that order. Rows of
     kind "watermark" are the explorer's scripted watermarks, not events."""
@@ -124,6 +126,7 @@ def events_in_arrival_order(frame):
         frame, ids = frame[events].reset_index(drop=True), ids[events]
         n = len(frame)
     keys = frame[KEY].astype(str).str.strip().to_numpy() if KEY else np.full(n, "")
+    parts = frame[PARTITION].astype(str).str.strip().to_numpy() if PARTITION else np.full(n, "")
     t = to_micros(frame[EVENT_TIME[0]], *EVENT_TIME[1:])
     if ARRIVAL_TIME[0]:
         arrival = to_micros(frame[ARRIVAL_TIME[0]], *ARRIVAL_TIME[1:])
@@ -132,6 +135,6 @@ def events_in_arrival_order(frame):
         arrival = np.maximum.accumulate(t)
         order = np.arange(n)
     arrival = np.maximum.accumulate(arrival[order])
-    return [{"id": str(i), "key": str(k), "t": int(v), "arrival": int(a)}
-            for i, k, v, a in zip(ids[order], keys[order], t[order], arrival)]
+    return [{"id": str(i), "key": str(k), "t": int(v), "arrival": int(a), "partition": str(p)}
+            for i, k, v, a, p in zip(ids[order], keys[order], t[order], arrival, parts[order])]
 '''

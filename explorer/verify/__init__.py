@@ -179,10 +179,13 @@ def _events_file(stream: Stream, work: Path) -> tuple[Path, ExportSource]:
     ev = stream.events
     frame = pd.DataFrame({"id": ev["id"], "key": ev["key"], "event_time": ev["event_time"],
                           "arrival_time": ev["arrival_time"]})
+    partitioned = len(stream.partitions) > 1
+    if partitioned:  # the engines that keep a watermark per partition read it (Flink, Beam)
+        frame["partition"] = ev["partition"]
     frame.to_csv(path, index=False)
     micros = TimeFormat("number", "us", given=True)
     return path, ExportSource("event_time", "key" if stream.has_keys else None, micros, str(path), "arrival_time",
-                              micros, "id")
+                              micros, "id", partition="partition" if partitioned else None)
 
 
 def _run_job(command: list[str], job: Path, work: Path) -> float:

@@ -94,7 +94,7 @@ def beam_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
              f"        .withAllowedLateness({java_duration(t.allowed_lateness)})",
              f"        .{panes})",
              "    .apply(Count.perElement());"]
-    notes = unsupported(config, "Beam", {"allowed", "panes"})
+    notes = unsupported(config, "Beam", {"allowed", "panes", "offset"})
     return comment("//", notes) + "\n".join(lines) + "\n"
 
 

@@ -37,6 +37,19 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def wait_until_up(address: str, what: str, seconds: float = 60) -> None:
+    """Until ``address`` answers (a server just started), or one error naming ``what`` after ``seconds``."""
+    deadline = time.time() + seconds
+    while True:
+        try:
+            urllib.request.urlopen(address, timeout=2)
+            return
+        except OSError:
+            if time.time() > deadline:
+                raise RuntimeError(f"{what} did not start within {seconds:g} s") from None
+            time.sleep(0.5)
+
+
 @contextmanager
 def running_lab(root: Path) -> Iterator[tuple[str, str]]:
     """JupyterLab serving a copy of notebooks/explorer.ipynb from ``root`` (so autosave never touches the
@@ -55,15 +68,7 @@ def running_lab(root: Path) -> Iterator[tuple[str, str]]:
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise RuntimeError("JupyterLab did not start within 60 s") from None
-                time.sleep(0.5)
+        wait_until_up(f"{url}/api/status?token={token}", "JupyterLab")
         yield url, token
     finally:
         server.terminate()

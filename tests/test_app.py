@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_lab import CHROMIUM, FLAGS, free_port
+from jupyter_lab import CHROMIUM, FLAGS, free_port, wait_until_up
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.browser,
@@ -44,15 +43,7 @@ def app() -> Iterator[tuple[str, str]]:
     server = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/?token={token}", timeout=2)
-                break
-            except OSError:
-                if time.time() > deadline:
-                    raise RuntimeError("Voilà did not start within 60 s") from None
-                time.sleep(0.5)
+        wait_until_up(f"{url}/?token={token}", "Voilà")
         yield url, token
     finally:
         server.terminate()

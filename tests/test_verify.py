@@ -11,9 +11,7 @@ from explorer.config import BatchSpec, WindowSpec
 from explorer.core import run
 from explorer.errors import InputError
 from explorer.streams import load_events
-from explorer.verify import Verdict, predicted_firings, report, verify
-from explorer.verify.engines import ENGINE_JOBS
-from explorer.verify.spark import predicted_drops
+from explorer.verify import held_against, report, verify
 
 pytestmark = pytest.mark.spark  # the exported job starts its own Spark
 
@@ -39,9 +37,7 @@ def test_the_exported_job_reproduces_the_prediction_on_the_users_file(kafka_expo
     assert "def main(events, outdir)" in (tmp_path / "job.py").read_text()  # the user's program, kept
     # the comparison can fail: Spark's run held against the prediction for a 3 min delay differs in windows and drops
     other = run(stream, replace(config, time=replace(config.time, delay=180 * S)))
-    windows, still_open = predicted_firings(other, ENGINE_JOBS["spark"], config)
-    differs = Verdict("spark", windows, verdict.engine_emitted, still_open, predicted_drops=predicted_drops(other),
-                      engine_drops=verdict.engine_drops)
+    differs = held_against(verdict, other)
     assert not differs.identical and differs.drops_differ
     assert report(differs)[0].startswith("spark: DIFFERENT")
 

@@ -34,7 +34,7 @@ from explorer.streams.times import TimeFormat
 from explorer.verify.engines import ENGINE_JOBS, EngineJob
 from explorer.verify.spark import predicted_drops, read_drops
 
-__all__ = ["ENGINES", "Firing", "Verdict", "predicted_firings", "read_emissions", "report", "verify"]
+__all__ = ["ENGINES", "Firing", "Verdict", "held_against", "predicted_firings", "read_emissions", "report", "verify"]
 
 ENGINES = tuple(ENGINE_JOBS)
 JOB_TIMEOUT_SECONDS = 3_600
@@ -218,19 +218,24 @@ def verify(stream: Stream, config: RunConfig, engine: str, work: Path) -> Verdic
     out = work / "out"
     seconds["engine"] = _run_job([*command, str(program), str(events), str(out)], program, work)
     seconds |= read_timing(out / "timing.json", seconds.pop("engine"))
-    theirs = read_emissions(out / "emissions.jsonl", job.per_batch)
+    ran = Verdict(engine, [], read_emissions(out / "emissions.jsonl", job.per_batch), 0,
+                  engine_refused=read_refused(out / "refused.jsonl") if job.refuses else None,
+                  engine_drops=read_drops(out / "progress.jsonl") if job.per_batch else {})
     began = time.perf_counter()
-    result = run(stream, config)
-    ours, still_open = predicted_firings(result, job, config)
+    verdict = held_against(ran, run(stream, config))
     seconds["compare"] = time.perf_counter() - began
-    verdict = Verdict(engine, ours, theirs, still_open, seconds=seconds)
-    if job.refuses:
-        verdict.predicted_refused = predicted_refused(result)
-        verdict.engine_refused = read_refused(out / "refused.jsonl")
-    if job.per_batch:
-        verdict.predicted_drops = predicted_drops(result)
-        verdict.engine_drops = read_drops(out / "progress.jsonl")
+    verdict.seconds = seconds
     return verdict
+
+
+def held_against(ran: Verdict, result: Result) -> Verdict:
+    """The engine's side of ``ran`` held against the prediction ``result``: how ``verify`` judges a run (and how
+    one run is held against another configuration's prediction)."""
+    job = ENGINE_JOBS[ran.engine]
+    ours, still_open = predicted_firings(result, job, result.config)
+    return Verdict(ran.engine, ours, ran.engine_emitted, still_open,
+                   predicted_refused(result) if job.refuses else None, ran.engine_refused,
+                   predicted_drops(result) if job.per_batch else {}, ran.engine_drops)
 
 
 def _firing(w: Firing) -> str:

@@ -16,6 +16,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium")
@@ -62,14 +63,20 @@ def running_lab(root: Path) -> Iterator[tuple[str, str]]:
     port, token = free_port(), os.urandom(12).hex()
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(root / ".settings"),
            "JUPYTERLAB_WORKSPACES_DIR": str(root / ".workspaces")}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", "--allow-root"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    command = [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
+               f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", "--allow-root"]
+    with running_server(command, port, f"/api/status?token={token}", "JupyterLab", env=env) as url:
+        yield url, token
+
+
+@contextmanager
+def running_server(command: list[str], port: int, probe: str, what: str, **popen: Any) -> Iterator[str]:
+    """``command``, a server on 127.0.0.1:``port``, once ``probe`` answers; its URL. Stopped afterwards."""
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **popen)
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_until_up(f"{url}/api/status?token={token}", "JupyterLab")
-        yield url, token
+        wait_until_up(url + probe, what)
+        yield url
     finally:
         server.terminate()
         server.wait(timeout=20)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -16,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_lab import CHROMIUM, FLAGS, free_port, wait_until_up
+from jupyter_lab import CHROMIUM, FLAGS, free_port, running_server
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.browser,
@@ -40,14 +39,8 @@ def app() -> Iterator[tuple[str, str]]:
     assert "--token" in command and "--Voila.ip=127.0.0.1" in command  # token on, loopback only
     port, token = free_port(), os.urandom(12).hex()
     command = [arg for arg in command if arg != "--token"] + [f"--token={token}", f"--port={port}"]
-    server = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_up(f"{url}/?token={token}", "Voilà")
+    with running_server(command, port, f"/?token={token}", "Voilà", cwd=ROOT) as url:
         yield url, token
-    finally:
-        server.terminate()
-        server.wait(timeout=20)
 
 
 def test_the_app_asks_for_its_token(app):

@@ -3,9 +3,10 @@
 This module is the wiring: each part owns one job and its widgets (``data_picker`` the stream, ``controls``
 the settings, ``clocks`` the two-clocks figure, ``frames_ahead`` the frames computed ahead, ``stepper`` the key
 and the batch replayed, ``histogram``, ``sweep`` the curve and the target, ``inspector``, ``cards``,
-``status_line``, ``panels`` Spark, ``compare_panel``, ``export_panel``, ``job_log_panel``, ``fit_width`` the
-figures' widths in the page), and ``Explorer`` connects them: a control change takes the Result from the local
-core (usually computed ahead) and hands the parts what they draw.
+``status_line``, ``panels`` Spark, ``engine_panel`` the exported job on an engine, ``compare_panel``,
+``export_panel``, ``job_log_panel``, ``fit_width`` the figures' widths in the page), and ``Explorer`` connects
+them: a control change takes the Result from the local core (usually computed ahead) and hands the parts what
+they draw.
 
 Threads: the kernel's runs the handlers; the settle timer, the prefetch worker, the sweep's and Spark's threads
 are handed snapshots (``clocks.View``, ``frames_ahead.Position``, the settings a sweep is for). The two that
@@ -35,6 +36,7 @@ from explorer.ui.clocks import INTERACTIVE_BUDGET, PREVIEW_LINE, SETTLE_SECONDS,
 from explorer.ui.compare_panel import ComparePanel
 from explorer.ui.controls import Controls
 from explorer.ui.data_picker import UPLOAD, DataPicker, resolve_stream
+from explorer.ui.engine_panel import EnginePanel
 from explorer.ui.export_panel import ExportPanel
 from explorer.ui.figures import TwoClocks
 from explorer.ui.fit_width import FitWidth
@@ -93,6 +95,7 @@ class Explorer:
         self.sweep = Sweep(self._settings, self._set_delay)
         self.spark_panel = SparkPanel(lambda: self.stream, self.controls.config, lambda: self.result, self.show_result,
                                       self.sweep, lambda: self.controls.delay.max, lock=self._lock)
+        self.engine_panel = EnginePanel(lambda: self.stream, self.controls.config, self._lock)
         self.compare_panel = ComparePanel(lambda: self.stream, self.controls.config)
         self.job_log_panel = JobLogPanel(lambda: self.stream, self.controls.config,
                                          lambda: self.sweep.target.value / 100)
@@ -182,6 +185,7 @@ class Explorer:
         self._post_position()
         self.inspection.forget()
         self.spark_panel.forget()
+        self.engine_panel.forget()
         self.compare_panel.forget()
         self.job_log_panel.forget()
 

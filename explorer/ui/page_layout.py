@@ -39,12 +39,13 @@ def page(explorer: Explorer) -> W.Widget:
 
 
 def panels(explorer: Explorer) -> W.Accordion:
-    """The panels used now and then, collapsed: Spark, a job's log, compare, copy config."""
+    """The panels used now and then, collapsed: Spark, the exported job on an engine, a job's log, compare, copy
+    config."""
     x = explorer
-    accordion = W.Accordion(children=[x.spark_panel.box(), x.job_log_panel.box(), x.compare_panel.box(),
-                                      x.export_panel.box()])
-    for i, title in enumerate(("Run on Spark", "Explain a Spark job (its progress log)", "Compare engines",
-                               "Copy config as…")):
+    accordion = W.Accordion(children=[x.spark_panel.box(), x.engine_panel.box(), x.job_log_panel.box(),
+                                      x.compare_panel.box(), x.export_panel.box()])
+    for i, title in enumerate(("Run on Spark", "Run the exported job on Flink, Beam, Bytewax or Spark",
+                               "Explain a Spark job (its progress log)", "Compare engines", "Copy config as…")):
         accordion.set_title(i, title)
     return accordion
 

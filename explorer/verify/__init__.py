@@ -14,10 +14,14 @@ Each engine's part (which firings it makes, what it refuses, what it needs of th
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
+import tempfile
+import threading
 import time
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -27,7 +31,7 @@ import pandas as pd
 from explorer.config import RunConfig
 from explorer.core import run
 from explorer.core.result import Result, Status
-from explorer.errors import EngineError, InputError
+from explorer.errors import EngineError, InputError, Interrupted
 from explorer.export.common import ExportSource
 from explorer.streams import Stream
 from explorer.streams.times import TimeFormat
@@ -188,21 +192,40 @@ def _events_file(stream: Stream, work: Path) -> tuple[Path, ExportSource]:
                               micros, "id", partition="partition" if partitioned else None)
 
 
-def _run_job(command: list[str], job: Path, work: Path) -> float:
+def _run_job(command: list[str], job: Path, work: Path, cancel: threading.Event | None,
+             waiting: Callable[[float], None] | None) -> float:
+    """Run the job in a process group of its own, polling so that ``cancel`` stops it (the whole group: an engine
+    starts its own JVM or workers) and ``waiting`` hears how long it has run."""
     began = time.perf_counter()
-    try:
-        ran = subprocess.run(command, capture_output=True, text=True, timeout=JOB_TIMEOUT_SECONDS)
-    except subprocess.TimeoutExpired:
-        raise EngineError(f"the exported job ran over {JOB_TIMEOUT_SECONDS} s; its files are in {work}") from None
-    if ran.returncode != 0:
-        lines = [line for line in ran.stderr.splitlines() if line.strip()]
+    with tempfile.TemporaryFile("w+") as errors:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors, text=True, start_new_session=True)
+        try:
+            while process.poll() is None:
+                elapsed = time.perf_counter() - began
+                if cancel is not None and cancel.is_set():
+                    raise Interrupted(f"stopped the exported job after {elapsed:.0f} s; its files are in {work}")
+                if elapsed > JOB_TIMEOUT_SECONDS:
+                    raise EngineError(f"the exported job ran over {JOB_TIMEOUT_SECONDS} s; its files are in {work}")
+                if waiting is not None:
+                    waiting(elapsed)
+                time.sleep(0.2)
+        finally:
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        errors.seek(0)
+        lines = [line for line in errors.read().splitlines() if line.strip()]
+    if process.returncode != 0:
         first = next((line for line in lines if "Error" in line or "Exception" in line), lines[-1] if lines else "")
-        raise EngineError(f"the exported job failed (exit {ran.returncode}): {first.strip()}; it is {job}")
+        raise EngineError(f"the exported job failed (exit {process.returncode}): {first.strip()}; it is {job}")
     return time.perf_counter() - began
 
 
-def verify(stream: Stream, config: RunConfig, engine: str, work: Path) -> Verdict:
-    """Export ``config`` for ``engine``, run it on ``stream``'s file in a process of its own, and compare."""
+def verify(stream: Stream, config: RunConfig, engine: str, work: Path, cancel: threading.Event | None = None,
+           waiting: Callable[[float], None] | None = None) -> Verdict:
+    """Export ``config`` for ``engine``, run it on ``stream``'s file in a process of its own, and compare.
+    ``cancel`` stops the job (raises :class:`Interrupted`); ``waiting`` hears the seconds it has run, about five
+    times a second (the explorer's "Run on <engine>" shows them)."""
     if engine not in ENGINE_JOBS:
         raise InputError(f"verify: engine {engine!r} does not run here; use one of {', '.join(ENGINES)}")
     job = ENGINE_JOBS[engine]
@@ -216,7 +239,7 @@ def verify(stream: Stream, config: RunConfig, engine: str, work: Path) -> Verdic
     program.write_text(job.program(config, source))
     seconds["export"] = time.perf_counter() - began
     out = work / "out"
-    seconds["engine"] = _run_job([*command, str(program), str(events), str(out)], program, work)
+    seconds["engine"] = _run_job([*command, str(program), str(events), str(out)], program, work, cancel, waiting)
     seconds |= read_timing(out / "timing.json", seconds.pop("engine"))
     ran = Verdict(engine, [], read_emissions(out / "emissions.jsonl", job.per_batch), 0,
                   engine_refused=read_refused(out / "refused.jsonl") if job.refuses else None,

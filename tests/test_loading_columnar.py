@@ -195,3 +195,17 @@ def test_a_batch_per_event_is_what_the_general_batching_gives():
         general = _assign(stream, BatchSpec(BatchKind.COUNT, count=1), False)
         for field in ("number", "commit_time", "starts", "opens", "scripted"):
             assert np.array_equal(getattr(fast, field), getattr(general, field)), (name, field)
+
+
+def test_an_id_in_two_files_is_named_by_both_files_and_rows(tmp_path):
+    """The files' ids are checked together, column-wise: the first id seen before, and where it was first seen."""
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    (folder / "a.csv").write_text("id,event_time\nx,1\ny,2\n")
+    pd.DataFrame({"id": ["w"], "event_time": [3]}).to_parquet(folder / "b.parquet")  # (Arrow strings)
+    (folder / "c.jsonl").write_text('{"id": "z", "event_time": 5}\n{"id": " y", "event_time": 6}\n'
+                                    '{"id": "x", "event_time": 7}\n')
+    with pytest.raises(InputError, match=r"c\.jsonl: column 'id' row 2: duplicate id 'y', also in a\.csv row 2;"):
+        load_events(folder)
+    (folder / "c.jsonl").write_text('{"id": "z", "event_time": 5}\n')
+    assert load_events(folder).events["id"].tolist() == ["x", "y", "w", "z"]

@@ -17,6 +17,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from explorer.errors import InputError
+from explorer.streams import columnar
 from explorer.streams.columnar import used_codes
 from explorer.streams.columns import batch_column, ids_column, offset_column, text_codes, value_column
 from explorer.streams.files import MAX_FILE_BYTES, expand_paths, read_checked
@@ -75,17 +76,25 @@ def _files_agree(paths: list[Path], frames: list[pd.DataFrame], formats: list[di
             if first is not None and (first.kind, first.unit, first.naive) != (form.kind, form.unit, form.naive):
                 raise InputError(f"{path}: column '{column}' holds {form.describe()} but {paths[0].name} holds "
                                  f"{first.describe()}; the files of one stream must write times the same way")
-    seen: dict[str, tuple[Path, int]] = {}
-    for path, frame in zip(paths, frames):
-        ids = column_values(frame, id_column, str(path))
-        if ids is None:
-            continue
-        for row, value in enumerate(ids.astype(str).str.strip(), start=1):
-            if value in seen:
-                other, other_row = seen[value]
-                raise InputError(f"{path}: column 'id' row {row}: duplicate id {value!r}, also in {other.name} row "
-                                 f"{other_row}; ids must be unique across the files of one stream")
-            seen[value] = (path, row)
+    parts = [(part, columnar.objects(ids).astype(str).str.strip().to_numpy(dtype=object))
+             for part, frame in enumerate(frames) if (ids := column_values(frame, id_column, str(paths[part])))
+             is not None]
+    if not parts:
+        return
+    every = pd.Series(np.concatenate([ids for _, ids in parts]))
+    again = every.duplicated().to_numpy()  # (all the files' ids at once: a dict of ten million would take minutes)
+    if again.any():
+        starts = np.cumsum([0] + [len(ids) for _, ids in parts])
+
+        def place(k: int) -> tuple[int, int]:
+            """The file (its index in ``paths``) and the row (from 1) of the k-th id of all the files."""
+            i = int(np.searchsorted(starts, k, side="right")) - 1
+            return parts[i][0], k - int(starts[i]) + 1
+
+        at = int(np.flatnonzero(again)[0])  # the first id seen before, and where it was first seen
+        (part, row), (other, other_row) = place(at), place(int(np.flatnonzero((every == every.iat[at]).to_numpy())[0]))
+        raise InputError(f"{paths[part]}: column 'id' row {row}: duplicate id {every.iat[at]!r}, also in "
+                         f"{paths[other].name} row {other_row}; ids must be unique across the files of one stream")
 
 
 def stream_from_frame(

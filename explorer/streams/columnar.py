@@ -131,12 +131,14 @@ def iso_instants(values: pa.ChunkedArray) -> tuple[npt.NDArray[np.datetime64], b
 def text_codes(series: pd.Series) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.object_]] | None:
     """A text column (keys, partitions, kinds) as codes into its sorted distinct values, each cell read as
     ``columns.text_cell`` reads it (blank to "", the rest stripped), but once per distinct cell, in Arrow. For
-    strings and signed integers (whose cells are their decimal text); None for other columns."""
+    strings and signed integers (whose cells are their decimal text); None for other columns. Every name is
+    some row's, as ``pd.factorize`` gives them."""
     values = strings(series)
     if values is not None:
         encoded = pc.dictionary_encode(values)  # one dictionary, shared by every chunk
         cells = encoded.chunks[0].dictionary if encoded.num_chunks else pa.array([], type=pa.string())
-        cells = pa.concat_arrays([cells.cast(pa.string()), pa.array([None], type=pa.string())])  # last: null
+        if values.null_count:  # a null cell: a code of its own, the last
+            cells = pa.concat_arrays([cells.cast(pa.string()), pa.array([None], type=pa.string())])
         stripped = trimmed(pa.chunked_array([cells]))
         read = pc.if_else(pa.chunked_array([blank(pa.chunked_array([cells]), stripped)]), "", stripped)
         names = pc.unique(read)

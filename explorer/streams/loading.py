@@ -161,8 +161,10 @@ def _stream(held: list[pd.DataFrame], name: str, time_unit: TimeUnits = None, co
             rows[column] = rows[column][keep]
         arrival_time = arrival_time[~is_mark]
     # the codes the kernel reads, kept from here rather than found by hashing every row again
-    cache = {("codes", "key"): used_codes(rows["key"], key_names),
-             ("codes", "partition"): used_codes(rows["partition"], partition_names)}
+    dropped = bool(is_mark.any())  # (watermark rows: their keys may be no event's)
+    cache = {("codes", "key"): used_codes(rows["key"], key_names) if dropped else (rows["key"], key_names),
+             ("codes", "partition"): used_codes(rows["partition"], partition_names) if dropped else
+             (rows["partition"], partition_names)}
     out = pd.DataFrame({
         "id": rows.pop("id"), "key": key_names[rows.pop("key")], "event_time": rows.pop("event_time"),
         "arrival_time": arrival_time, "batch": rows.pop("batch"), "partition": partition_names[rows.pop("partition")],

@@ -169,7 +169,7 @@ def test_the_pyspark_export_is_a_program_that_runs_on_the_users_file(tmp_path, c
                  "--to", "pyspark"]) == 0
     script = tmp_path / "job.py"
     script.write_text(capsys.readouterr().out)
-    assert "EVENT_TIME = ('ts', 'epoch', 'ms')" in script.read_text()  # epoch ms, converted as such
+    assert "EVENT_TIME = ('ts', 'epoch', 'ms', '')" in script.read_text()  # epoch ms, converted as such
     assert "TRIGGER_US = 10000000" in script.read_text()  # the cadence the prediction assumed
     done = subprocess.run([sys.executable, str(script), str(path), str(tmp_path / "out")], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)

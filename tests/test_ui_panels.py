@@ -13,7 +13,7 @@ from explorer import generate
 from explorer.config import apply_delay, preset
 from explorer.core import run
 from explorer.streams import stream_from_frame
-from explorer.export import export
+from explorer.export import ExportSource, export
 from explorer.ui import Explorer
 from explorer.ui.app import PREVIEW_LINE
 from explorer.ui.figures import STATUS_LABELS
@@ -166,7 +166,7 @@ def test_copy_config_as_follows_the_controls():
     panel = explorer.export_panel
     panel.target.value = "flink-java"
     explorer.controls.delay.value = 4
-    assert panel.text.value == export(explorer.controls.config(), "flink-java")
+    assert panel.text.value == export(explorer.controls.config(), "flink-java", ExportSource.of(explorer.stream))
     assert "Duration.ofSeconds(4)" in panel.text.value
     assert np.isfinite(explorer.last_update_ms)
 

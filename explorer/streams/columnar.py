@@ -39,7 +39,10 @@ def strings(series: pd.Series) -> pa.ChunkedArray | None:
             return chunked
         return None
     if pd.api.types.is_object_dtype(dtype) and len(series) and pd.api.types.infer_dtype(series, skipna=False) == "string":
-        return pa.chunked_array([pa.array(series.to_numpy(dtype=object), type=pa.string())])
+        try:
+            return pa.chunked_array([pa.array(series.to_numpy(dtype=object), type=pa.string())])
+        except (UnicodeEncodeError, pa.ArrowInvalid):  # a lone surrogate (JSON's "\ud800"): not UTF-8, per cell
+            return None
     return None
 
 

@@ -17,8 +17,12 @@ from explorer.errors import InputError
 
 BYTES_PER_EVENT = 400
 BYTES_PER_ASSIGNMENT = 170
-BYTES_PER_LOADED_ROW = 600  # a row read and validated into a Stream (ids and keys as Python strings)
-BYTES_PER_TEXT_BYTE = 20  # CSV and JSON lines: the parsed table is ~15-20 times the file
+BYTES_PER_LOADED_ROW = 600  # an Avro row read through Python objects and validated into a Stream
+# Parquet and CSV are read by Arrow, a column at a time (streams/columnar.py): validate on 10M events peaked at
+# 1.9 GB for Parquet and 2.0 GB for a 448 MB CSV, the interpreter included (benchmarks/RESULTS.md, issue 31)
+BYTES_PER_ARROW_ROW = 250
+BYTES_PER_CSV_BYTE = 5
+BYTES_PER_TEXT_BYTE = 20  # JSON lines and arrays, and CSV that pandas reads: the parsed table is ~15-20 times the file
 HEADROOM = 0.8  # of the memory available: the interpreter, the UI and the OS need the rest
 SPARK_SESSION_BYTES = 1024**3  # a local SparkSession, JVM and Python workers, peaks near 1 GB (measured here)
 

@@ -517,9 +517,9 @@ def test_a_run_too_big_for_the_machine_is_refused_with_the_figure(capsys, monkey
     assert main(["run", "--synthetic", "textbook", "--window", "sliding:20:10"]) == 0
     capsys.readouterr()
     path = tmp_path / "events.parquet"
-    pd.DataFrame({"event_time": range(2000)}).to_parquet(path)
+    pd.DataFrame({"event_time": range(5000)}).to_parquet(path)
     monkeypatch.setattr("explorer.budget.available_bytes", lambda: 1024**2)
-    refused(capsys, ["validate", str(path)], "2,000 rows needs about", "sample it")
+    refused(capsys, ["validate", str(path)], "5,000 rows needs about", "sample it")
 
 
 def test_a_sweep_counts_every_evaluation_it_runs_at_once(monkeypatch):

@@ -19,7 +19,8 @@ from typing import IO, Callable, Iterator, Sequence, cast
 
 import pandas as pd
 
-from explorer.budget import BYTES_PER_LOADED_ROW, BYTES_PER_TEXT_BYTE, check_load, text_bytes
+from explorer.budget import (BYTES_PER_ARROW_ROW, BYTES_PER_CSV_BYTE, BYTES_PER_LOADED_ROW, BYTES_PER_TEXT_BYTE,
+                             check_load, text_bytes)
 from explorer.errors import InputError
 from explorer.streams.avro import avro_rows, read_avro
 from explorer.streams.json_records import records
@@ -88,10 +89,11 @@ def read_checked(path: Path, max_bytes: int) -> pd.DataFrame:
     spaced = False
     if fmt not in BINARY:
         size, spaced = _check_text(path, fmt, gzipped, max_bytes)
-        check_load(path, size * BYTES_PER_TEXT_BYTE, text_bytes(size))
+        per_byte = BYTES_PER_CSV_BYTE if fmt == "csv" and not spaced else BYTES_PER_TEXT_BYTE  # Arrow, or pandas
+        check_load(path, size * per_byte, text_bytes(size))
     else:
         rows = _parquet_rows(path) if fmt == "parquet" else _avro_rows(path)
-        check_load(path, rows * BYTES_PER_LOADED_ROW, f"{rows:,} rows")
+        check_load(path, rows * (BYTES_PER_ARROW_ROW if fmt == "parquet" else BYTES_PER_LOADED_ROW), f"{rows:,} rows")
     if fmt == "csv" and not spaced:
         frame = read_csv_columns(path, gzipped)
         if frame is not None:

@@ -154,14 +154,20 @@ class _Emitted:
 
 
 def _window_view(result: Result) -> dict[tuple[str, int, int], _Emitted]:
-    view: dict[tuple[str, int, int], _Emitted] = {}
-    span: Any  # (key, start, end): a group's key values, which pandas-stubs types only as Hashable
-    for span, emissions in result.windows.groupby(["key", "start", "end"], sort=False):
-        key, start, end = span
-        first, last = emissions.iloc[0], emissions.iloc[-1]
-        view[(key, int(start), int(end))] = _Emitted(first["reason"], int(first["emit_time"]),
-                                                     frozenset(first["ids"]), frozenset(last["ids"]))
-    return view
+    """Each window's first emission and its last contents, in one pass over the emissions (the table is in
+    emission order): a pandas group per window cost 0.15 s on 1,000 windows, and compare's causes make a view
+    per re-run."""
+    w = result.windows
+    first: dict[tuple[str, int, int], tuple[str, int, Any]] = {}
+    last: dict[tuple[str, int, int], Any] = {}
+    for key, start, end, reason, at, ids in zip(w["key"].tolist(), w["start"].tolist(), w["end"].tolist(),
+                                                w["reason"].tolist(), w["emit_time"].tolist(), w["ids"].tolist()):
+        span = (key, int(start), int(end))
+        if span not in first:
+            first[span] = (reason, int(at), ids)
+        last[span] = ids
+    return {span: _Emitted(reason, at, frozenset(ids), frozenset(last[span]))
+            for span, (reason, at, ids) in first.items()}
 
 
 def _window_disagreements(results: dict[str, Result]) -> list[Disagreement]:
@@ -301,11 +307,14 @@ def _narrows(comparison: Comparison, kind: str, found: list[Disagreement]) -> Ca
         def outcome(status: np.ndarray) -> np.ndarray:
             return np.isin(status[rows], ["on_time", "late_updated"]) if split else status[rows]
 
-        before = pd.DataFrame({label: outcome(r.events["status"].to_numpy()) for label, r in results.items()})
+        labels = list(results)
+        before = np.stack([outcome(results[label].events["status"].to_numpy()) for label in labels], axis=1)
+        split_before = _distinct_per_row(before)
 
         def fewer_outcomes_of_events(rerun: Outcome, side: str) -> bool:
-            after = before.assign(**{side: outcome(rerun.status)})
-            return bool((after.nunique(axis=1) < before.nunique(axis=1)).all())
+            after = before.copy()
+            after[:, labels.index(side)] = outcome(rerun.status)
+            return bool((_distinct_per_row(after) < split_before).all())
         return fewer_outcomes_of_events
     views = {label: _window_view(r) for label, r in results.items()}
     spans = [(d.key, d.start, d.end) for d in found if d.end is not None]
@@ -317,6 +326,14 @@ def _narrows(comparison: Comparison, kind: str, found: list[Disagreement]) -> Ca
         now = dict(views, **{side: rerun.windows})
         return all(outcomes(now, span) < outcomes(views, span) for span in spans)
     return fewer_outcomes
+
+
+def _distinct_per_row(table: np.ndarray) -> np.ndarray:
+    """How many different values each row holds (sorted, then counted where a value changes): pandas'
+    ``nunique(axis=1)`` runs a Python function per row, 11 s for the causes of one compare of 20,000 events."""
+    ordered = np.sort(table, axis=1)
+    distinct: np.ndarray = 1 + (ordered[:, 1:] != ordered[:, :-1]).sum(axis=1)
+    return distinct
 
 
 def _cause(comparison: Comparison, kind: str, found: list[Disagreement]) -> str:

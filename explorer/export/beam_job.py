@@ -30,21 +30,18 @@ elements without handing them to the pipeline: there is no ``refused.jsonl``.
 
 from __future__ import annotations
 
-from explorer.config import BatchKind, RunConfig, Scope, WindowKind, WindowSpec
-from explorer.export.common import ExportSource, unsupported, watermark_lag
+from explorer.config import RunConfig, Scope, WindowKind, WindowSpec
+from explorer.export.common import ExportSource, one_event_per_batch, unsupported, watermark_lag
 from explorer.export.replay import READING, settings_block, source_settings
 from explorer.timeutil import format_duration
 
 
 
 def per_event(config: RunConfig) -> str | None:
-    """A reason the replay cannot follow the prediction's cadence, or None: the beam preset takes one event per
-    batch (a bundle, then the watermark), and a prediction with larger batches moves the watermark inside them,
-    which a Beam bundle cannot."""
-    if config.batches is not None and config.batches.kind is not BatchKind.EVENT:
-        return ("the replay gives Beam the watermark after each event, as the beam preset does; the prediction must "
-                "take one event per batch too (--batches event)")
-    return None
+    """The beam preset takes one event per batch (a bundle, then the watermark); a prediction with larger batches
+    moves the watermark inside them, which a Beam bundle cannot."""
+    return one_event_per_batch(config, "the replay gives Beam the watermark after each event, as the beam preset "
+                                       "does")
 
 
 def window_fn(window: WindowSpec) -> str:

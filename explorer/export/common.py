@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from explorer.config import PRESETS, TIME_FIELDS, LatePolicy, LatenessRule, Panes, RunConfig, WindowKind, what_if
+from explorer.config import PRESETS, TIME_FIELDS, BatchKind, LatePolicy, LatenessRule, Panes, RunConfig, WindowKind, what_if
 from explorer.core.rules import derive
 from explorer.streams import Stream
 from explorer.streams.times import TimeFormat
@@ -150,6 +150,14 @@ def unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]:
         notes.append(f"a partition idle for {format_duration(rules.source_idle_timeout)} leaving the watermark merge "
                      f"(Flink's withIdleness) has no equivalent in {target}")
     return notes + _differences(config, target)
+
+
+def one_event_per_batch(config: RunConfig, replay: str) -> str | None:
+    """A reason a replay that takes one event at a time (``replay`` says how) cannot follow the prediction, or
+    None: the prediction's batches are larger, so its watermark moves inside them."""
+    if config.batches is not None and config.batches.kind is not BatchKind.EVENT:
+        return f"{replay}; the prediction must take one event per batch too (--batches event)"
+    return None
 
 
 def comment(prefix: str, notes: list[str]) -> str:

@@ -99,7 +99,7 @@ class Verdict:
                 and not self.refused_differ)
 
 
-def predicted_firings(result: Result, job: EngineJob, config: RunConfig) -> tuple[list[Firing], int]:
+def predicted_firings(result: Result, job: EngineJob) -> tuple[list[Firing], int]:
     """The prediction's firings that ``job``'s engine makes, numbered per window in the order they happen, and how
     many windows it leaves open at the end of input that the engine never emits."""
     windows = result.windows
@@ -109,7 +109,7 @@ def predicted_firings(result: Result, job: EngineJob, config: RunConfig) -> tupl
     columns = zip(fired["emit_batch"].tolist(), fired["key"].tolist(), fired["start"].tolist(),
                   fired["end"].tolist(), fired["ids"].tolist())
     for batch, key, start, end, ids in columns:
-        span = (str(key), int(start), job.window_end(config, int(start), int(end)))
+        span = (str(key), int(start), job.window_end(result.config, int(end)))
         revisions[span] += 1
         out.append(Firing(*span, revisions[span], tuple(sorted(map(str, ids))), int(batch) if job.per_batch else 0))
     still_open = int((~windows["reason"].isin(job.emits) & (windows["reason"] == "END_OF_STREAM")).sum())
@@ -255,7 +255,7 @@ def held_against(ran: Verdict, result: Result) -> Verdict:
     """The engine's side of ``ran`` held against the prediction ``result``: how ``verify`` judges a run (and how
     one run is held against another configuration's prediction)."""
     job = ENGINE_JOBS[ran.engine]
-    ours, still_open = predicted_firings(result, job, result.config)
+    ours, still_open = predicted_firings(result, job)
     return Verdict(ran.engine, ours, ran.engine_emitted, still_open,
                    predicted_refused(result) if job.refuses else None, ran.engine_refused,
                    predicted_drops(result) if job.per_batch else {}, ran.engine_drops)

@@ -13,12 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.config import BatchKind, RunConfig, Scope, WindowKind, what_if
+from explorer.config import RunConfig, Scope, WindowKind, what_if
 from explorer.core.result import Reason
 from explorer.errors import InputError
 from explorer.export.beam_job import beam_job, per_event
 from explorer.export.bytewax_job import bytewax_job
-from explorer.export.common import ExportSource
+from explorer.export.common import ExportSource, one_event_per_batch
 from explorer.export.flink_java_job import flink_java_job
 from explorer.export.flink_job import pyflink_job, replays_cadence, whole_ms
 from explorer.export.spark_job import Cadence, spark_job
@@ -54,7 +54,7 @@ class EngineJob:
     refuses: bool = False  # the program writes refused.jsonl: the engine hands it the events it refused as late
     per_batch: bool = False  # firings are compared micro-batch by micro-batch, with Spark's drop counts
     cadence: Callable[[RunConfig], str | None] = lambda config: None  # a reason the job cannot run this cadence
-    # the window's end as the engine reports it, from the prediction's (start, end) (e.g. Bytewax's sessions)
+    # a session's end as the engine reports it, from the prediction's (Bytewax's: its last item)
     session_end: Callable[[RunConfig, int], int] = lambda config, end: end
     launcher: Callable[[], list[str]] | None = None  # what runs the program, when not a Python (e.g. java)
 
@@ -74,7 +74,7 @@ class EngineJob:
     def command(self) -> list[str]:
         return self.launcher() if self.launcher else _interpreter(self.engine, self.venv)
 
-    def window_end(self, config: RunConfig, start: int, end: int) -> int:
+    def window_end(self, config: RunConfig, end: int) -> int:
         return self.session_end(config, end) if config.window.kind is WindowKind.SESSION else end
 
 
@@ -113,18 +113,13 @@ def _java_on_flink_jars() -> list[str]:
     return [java, "-cp", f"{libs[-1]}/*"]
 
 
-def _per_item(config: RunConfig) -> str | None:
-    if config.batches is not None and config.batches.kind is not BatchKind.EVENT:
-        return "Bytewax takes its items one at a time; the prediction must too (--batches event)"
-    return None
-
-
 ENGINE_JOBS: dict[str, EngineJob] = {
     "spark": EngineJob("spark", "spark", spark_job, frozenset({Reason.WATERMARK.value}), per_batch=True,
                        cadence=_spark_cadence),
     "bytewax": EngineJob("bytewax", "bytewax", bytewax_job,
                          frozenset({Reason.WATERMARK.value, Reason.END_OF_STREAM.value}), venv="bytewax",
-                         refuses=True, cadence=_per_item,
+                         refuses=True,
+                         cadence=lambda config: one_event_per_batch(config, "Bytewax takes its items one at a time"),
                          # Bytewax's session ends at its last item; the explorer's, strictly closed, 1 µs after
                          # last + gap
                          session_end=lambda config, end: end - config.window.gap - 1),

@@ -8,7 +8,7 @@ import pytest
 
 from explorer.cli import main
 from explorer.export.common import ExportSource
-from explorer.export.replay import READING, settings_block, source_settings
+from explorer.export.replay import program_head, source_settings
 from explorer.streams import load_events
 
 COLUMNS = {"event_time": "ts", "arrival_time": "ingest_ts", "key": "device_id"}
@@ -17,7 +17,7 @@ COLUMNS = {"event_time": "ts", "arrival_time": "ingest_ts", "key": "device_id"}
 def program_reads(path, source: ExportSource) -> list[dict]:
     """The events as the program's own code reads them, run here as the program runs it."""
     namespace: dict = {"np": np, "pd": pd}
-    exec(settings_block(source_settings(source)) + "\n" + READING, namespace)
+    exec(program_head(source_settings(source)), namespace)
     return namespace["events_in_arrival_order"](namespace["read_events"](str(path)))
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from explorer.config import RunConfig, Scope, WindowKind, WindowSpec
 from explorer.export.common import ExportSource, one_event_per_batch, unsupported, watermark_lag
-from explorer.export.replay import READING, settings_block, source_settings
+from explorer.export.replay import program_head, source_settings
 from explorer.timeutil import format_duration
 
 
@@ -74,7 +74,7 @@ def beam_job(config: RunConfig, source: ExportSource) -> str:
                   f"{format_duration(t.allowed_lateness)}; panes {t.panes.value}")
     body = (_PROGRAM.replace("{WINDOW_FN}", window_fn(config.window))
             .replace("{SESSIONS}", str(config.window.kind is WindowKind.SESSION))
-            .replace("{SETTINGS}", settings_block(settings) + "\n" + READING + "\n"))
+            .replace("{SETTINGS}", program_head(settings)))
     return "\n".join(header) + "\n" + body
 
 

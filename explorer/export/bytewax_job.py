@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from explorer.config import RunConfig, WindowKind
 from explorer.export.common import ExportSource, unsupported
-from explorer.export.replay import READING, settings_block, source_settings
+from explorer.export.replay import program_head, source_settings
 from explorer.timeutil import format_duration
 
 
@@ -40,8 +40,7 @@ def bytewax_job(config: RunConfig, source: ExportSource) -> str:
     header = [f"# NOTE: {n}" for n in notes]
     header.append("# cadence: one item at a time, every key woken before each arrival")
     header.append(f"# clock: EventClock(wait_for_system_duration={format_duration(wait)}); window: {window}")
-    body = _PROGRAM.replace("{WINDOWER}", windower).replace("{SETTINGS}", settings_block(settings) + "\n" + READING
-                                                            + "\n")
+    body = _PROGRAM.replace("{WINDOWER}", windower).replace("{SETTINGS}", program_head(settings))
     return "\n".join(header) + "\n" + body
 
 

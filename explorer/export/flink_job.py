@@ -37,7 +37,7 @@ from __future__ import annotations
 from explorer.config import BatchKind, RunConfig, Scope, WindowKind
 from explorer.export.common import MS, ExportSource, unsupported, watermark_lag
 from explorer.export.flink_watermarks import HELPER
-from explorer.export.replay import READING, settings_block, source_settings
+from explorer.export.replay import program_head, source_settings
 from explorer.timeutil import format_duration
 
 FLINK_INTERVAL = 200_000  # µs: Flink's default pipeline.auto-watermark-interval
@@ -123,7 +123,7 @@ def pyflink_job(config: RunConfig, source: ExportSource) -> str:
     header.append(f"# watermark: for_bounded_out_of_orderness({format_duration(lag)}); window: {window}; "
                   f"allowed_lateness {format_duration(allowed)}; late events to the side output 'late'")
     body = (_PROGRAM.replace("{ASSIGNER}", assigner).replace("{JAVA}", HELPER)
-            .replace("{SETTINGS}", settings_block(flink_settings(config, source)) + "\n" + READING + "\n"))
+            .replace("{SETTINGS}", program_head(flink_settings(config, source))))
     return "\n".join(header) + "\n" + body
 
 

@@ -36,8 +36,9 @@ def source_settings(source: ExportSource) -> dict[str, object]:
     }
 
 
-def settings_block(settings: dict[str, object]) -> str:
-    return "\n".join(f"{name} = {value!r}" for name, value in settings.items())
+def program_head(settings: dict[str, object]) -> str:
+    """What every Python program starts with after its imports: its constants, then the reading code."""
+    return "\n".join(f"{name} = {value!r}" for name, value in settings.items()) + "\n" + READING + "\n"
 
 
 READING = '''

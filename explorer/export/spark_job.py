@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from explorer.config import BatchKind, RunConfig, WindowKind
 from explorer.export.common import ExportSource, spark_interval, unsupported
-from explorer.export.replay import READING, settings_block, source_settings
+from explorer.export.replay import program_head, source_settings
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def spark_job(config: RunConfig, source: ExportSource) -> str:
     header = [f"# NOTE: {n}" for n in notes]
     header.append(f"# cadence: {cadence.describe()}")
     header.append(f"# watermark: withWatermark('event_ts', '{spark_interval(delay)}'); window: {window}")
-    body = _PROGRAM.replace("{GROUPING}", grouping).replace("{SETTINGS}", settings_block(settings) + "\n" + READING + "\n")
+    body = _PROGRAM.replace("{GROUPING}", grouping).replace("{SETTINGS}", program_head(settings))
     return "\n".join(header) + "\n" + body
 
 

@@ -96,6 +96,7 @@ class Comparison:
     results: dict[str, Result]
     disagreements: list[Disagreement]
     stream: Stream
+    outcomes: dict[str, Outcome]  # each side's statuses and windows, as the disagreements and their causes read them
 
     @cached_property
     def counterfactuals(self) -> Counterfactuals[Outcome]:
@@ -140,7 +141,9 @@ def compare(stream: Stream, sides: dict[str, RunConfig]) -> Comparison:
     if len(sides) < 2:
         raise InputError("compare needs at least two presets")
     results = {label: run(stream, config) for label, config in sides.items()}
-    return Comparison(results, _window_disagreements(results) + _event_disagreements(stream, results), stream)
+    outcomes = {label: Outcome.of(result) for label, result in results.items()}
+    disagreements = _window_disagreements(outcomes, next(iter(results.values())).absolute)
+    return Comparison(results, disagreements + _event_disagreements(stream, results), stream, outcomes)
 
 
 @dataclass(frozen=True)
@@ -170,9 +173,8 @@ def _window_view(result: Result) -> dict[tuple[str, int, int], _Emitted]:
             for span, (reason, at, ids) in first.items()}
 
 
-def _window_disagreements(results: dict[str, Result]) -> list[Disagreement]:
-    views = {label: _window_view(result) for label, result in results.items()}
-    absolute = next(iter(results.values())).absolute
+def _window_disagreements(outcomes: dict[str, Outcome], absolute: bool) -> list[Disagreement]:
+    views = {label: outcome.windows for label, outcome in outcomes.items()}
     out = []
     for span in sorted(set().union(*views.values())):
         found = {label: view.get(span) for label, view in views.items()}
@@ -297,7 +299,7 @@ def _median_lag(found: list[Disagreement]) -> str:
 def _narrows(comparison: Comparison, kind: str, found: list[Disagreement]) -> Callable[[Outcome, str], bool]:
     """Whether, with ``side`` re-run, the sides split into fewer outcomes on every member of the group than they
     do now. A change on a side that already agrees with another cannot pass by keeping that agreement."""
-    results = comparison.results
+    outcomes = comparison.outcomes
     if kind == "event":
         rows = [d.row for d in found if d.row is not None]
         seen = {status.replace(" ", "_") for d in found[:1] for status in d.seen.values()}
@@ -307,8 +309,8 @@ def _narrows(comparison: Comparison, kind: str, found: list[Disagreement]) -> Ca
         def outcome(status: np.ndarray) -> np.ndarray:
             return np.isin(status[rows], ["on_time", "late_updated"]) if split else status[rows]
 
-        labels = list(results)
-        before = np.stack([outcome(results[label].events["status"].to_numpy()) for label in labels], axis=1)
+        labels = list(outcomes)
+        before = np.stack([outcome(outcomes[label].status) for label in labels], axis=1)
         split_before = _distinct_per_row(before)
 
         def fewer_outcomes_of_events(rerun: Outcome, side: str) -> bool:
@@ -316,15 +318,16 @@ def _narrows(comparison: Comparison, kind: str, found: list[Disagreement]) -> Ca
             after[:, labels.index(side)] = outcome(rerun.status)
             return bool((_distinct_per_row(after) < split_before).all())
         return fewer_outcomes_of_events
-    views = {label: _window_view(r) for label, r in results.items()}
-    spans = [(d.key, d.start, d.end) for d in found if d.end is not None]
+    views = {label: outcome.windows for label, outcome in outcomes.items()}
 
-    def outcomes(now: dict[str, dict[tuple[str, int, int], _Emitted]], span: tuple[str, int, int]) -> int:
+    def ways(now: dict[str, dict[tuple[str, int, int], _Emitted]], span: tuple[str, int, int]) -> int:
         return len(set(_window_pattern({label: view.get(span) for label, view in now.items()})))
+
+    ways_before = {(d.key, d.start, d.end): ways(views, (d.key, d.start, d.end)) for d in found if d.end is not None}
 
     def fewer_outcomes(rerun: Outcome, side: str) -> bool:
         now = dict(views, **{side: rerun.windows})
-        return all(outcomes(now, span) < outcomes(views, span) for span in spans)
+        return all(ways(now, span) < before for span, before in ways_before.items())
     return fewer_outcomes
 
 

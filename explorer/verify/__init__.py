@@ -21,10 +21,9 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
@@ -36,6 +35,7 @@ from explorer.export.common import ExportSource
 from explorer.streams import Stream
 from explorer.streams.times import TimeFormat
 from explorer.verify.engines import ENGINE_JOBS, EngineJob
+from explorer.verify.jsonl import json_lines
 from explorer.verify.spark import predicted_drops, read_drops
 
 __all__ = ["ENGINES", "Firing", "Verdict", "held_against", "predicted_firings", "read_emissions", "report", "verify"]
@@ -123,22 +123,10 @@ def predicted_refused(result: Result) -> frozenset[str]:
     return frozenset(map(str, result.events.loc[refused, "id"].tolist()))
 
 
-def _lines(path: Path, what: str) -> Iterator[tuple[int, Any]]:
-    try:
-        with path.open() as lines:
-            for number, line in enumerate(lines, 1):
-                if line.strip():
-                    yield number, json.loads(line)
-    except FileNotFoundError:
-        raise EngineError(f"the exported job wrote no {path.name}; it should be in {path.parent}") from None
-    except ValueError as error:
-        raise EngineError(f"{path}: a line is not {what} ({error.__class__.__name__})") from None
-
-
 def read_emissions(path: Path, per_batch: bool = False) -> list[Firing]:
     """The job's ``emissions.jsonl`` (the output contract), each line checked, numbered per window by ``seq``."""
     rows = []
-    for number, row in _lines(path, "an emission"):
+    for number, row in json_lines(path, "an emission"):
         try:
             rows.append((int(row["seq"]), str(row["key"]), int(row["window_start"]), int(row["window_end"]),
                          tuple(sorted(map(str, row["ids"]))), int(row["micro_batch"]) if per_batch else 0))
@@ -154,7 +142,7 @@ def read_emissions(path: Path, per_batch: bool = False) -> list[Firing]:
 
 def read_refused(path: Path) -> frozenset[str]:
     out = set()
-    for number, row in _lines(path, "a refused event"):
+    for number, row in json_lines(path, "a refused event"):
         try:
             out.add(str(row["id"]))
         except (KeyError, TypeError) as error:

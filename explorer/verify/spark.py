@@ -7,13 +7,13 @@ program, but it reports how many per micro-batch (``numRowsDroppedByWatermark``)
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
 
 from explorer.core.result import Result
 from explorer.errors import EngineError
+from explorer.verify.jsonl import json_lines
 
 
 def predicted_drops(result: Result) -> dict[int, int]:
@@ -31,13 +31,8 @@ def predicted_drops(result: Result) -> dict[int, int]:
 def read_drops(path: Path) -> dict[int, int]:
     """Spark's ``numRowsDroppedByWatermark`` per micro-batch, from the job's ``progress.jsonl``."""
     out: dict[int, int] = {}
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise EngineError(f"the exported job wrote no {path.name}; it should be in {path.parent}") from None
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, row in json_lines(path, "a micro-batch's report"):
         try:
-            row = json.loads(line)
             if int(row["dropped_by_watermark"]):
                 out[int(row["micro_batch"])] = int(row["dropped_by_watermark"])
         except (ValueError, KeyError, TypeError) as error:

@@ -28,10 +28,21 @@ def explorer_reads(stream) -> list[dict]:
             for i, k, t, a, p in zip(ev["id"], ev["key"], ev["event_time"], ev["arrival_time"], parts)]
 
 
-@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet"])
+COMPRESS = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd"}
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".parquet", ".csv.gz", ".csv.bz2", ".csv.zst", ".jsonl.bz2",
+                                    ".jsonl.zst"])
 def test_the_programs_read_the_users_file_as_the_explorer_did(tmp_path, suffix):
     path = tmp_path / f"topic-export{suffix}"
-    assert main(["generate", "kafka-export", "--devices", "5", "--duration", "600", "--out", str(path)]) == 0
+    plain, codec = (path.with_suffix(""), COMPRESS[path.suffix]) if path.suffix in COMPRESS else (path, None)
+    assert main(["generate", "kafka-export", "--devices", "5", "--duration", "600", "--out", str(plain)]) == 0
+    if codec:
+        import pyarrow as pa
+
+        with pa.output_stream(str(path), compression=codec) as out:
+            out.write(plain.read_bytes())
+        plain.unlink()
     stream = load_events(path, columns=COLUMNS)
     source = ExportSource.of(stream)
     ours = explorer_reads(stream)
@@ -55,20 +66,19 @@ ENVELOPES = [  # a Debezium-like change event: the time and key nested, one reco
 ]
 
 
-@pytest.mark.parametrize("shape", ["lines", "array", "lines.gz"])
+@pytest.mark.parametrize("shape", ["lines", "array", "lines.gz", "lines.bz2", "array.zst"])
 def test_nested_records_json_arrays_gzip_and_local_times_are_read_as_the_explorer_did(tmp_path, shape):
     """Naive local times in Europe/Berlin around the spring-forward night are placed in that zone (02:xx is
     skipped that night, so the stream stays before it), arrivals are epoch ms in a nested field."""
-    import gzip
     import json
 
-    path = tmp_path / ("events.json" if shape == "array" else f"events.{'jsonl.gz' if shape.endswith('gz') else 'jsonl'}")
-    text = json.dumps(ENVELOPES) if shape == "array" else "".join(json.dumps(e) + "\n" for e in ENVELOPES)
-    if shape.endswith("gz"):
-        with gzip.open(path, "wt") as f:
-            f.write(text)
-    else:
-        path.write_text(text)
+    import pyarrow as pa
+
+    form, _, suffix = shape.partition(".")
+    path = tmp_path / f"events.{'json' if form == 'array' else 'jsonl'}{'.' + suffix if suffix else ''}"
+    text = json.dumps(ENVELOPES) if form == "array" else "".join(json.dumps(e) + "\n" for e in ENVELOPES)
+    with pa.output_stream(str(path), compression={"gz": "gzip", "zst": "zstd"}.get(suffix, suffix or None)) as f:
+        f.write(text.encode())
     columns = {"event_time": "payload.after.ts", "key": "payload.after.device", "arrival_time": "payload.source.ts_ms"}
     stream = load_events(path, columns=columns, timezone="Europe/Berlin")
     assert stream.time_formats["event_time"].local == "Europe/Berlin"

@@ -226,7 +226,8 @@ def test_a_mapped_column_shadows_the_files_own_and_one_column_takes_one_mapping(
      ["column 'offset' row 1", "64-bit integer range"]),
     ("mixed_units.csv", ("id,event_time\n" + "".join(f"e{i},{1767225600000 + i * 1000}\n" for i in range(10))
                          + "x,1767225611\ny,1767225612\n").encode(), ["column 'event_time' rows 1 and 11", "--time-unit"]),
-    ("far.csv.bz2", b"BZh9", ["unknown file type"]),
+    ("far.csv.xz", b"\xfd7zXZ\x00", ["unknown file type '.csv.xz'"]),
+    ("far.csv.bz2", b"BZh9", ["cannot be read as bzip2"]),
 ])
 def test_the_hostile_corpus_is_refused_in_one_line(capsys, tmp_path, name, content, words):
     path = tmp_path / name
@@ -291,8 +292,8 @@ def test_gzip_parts_and_files_are_read(capsys, tmp_path):
     (folder / "c.csv.gz").write_bytes(b"not gzip at all")
     refused(capsys, ["validate", str(folder)], str(folder / "c.csv.gz"), "cannot be read as gzip")
     (folder / "c.csv.gz").unlink()
-    (folder / "d.csv.bz2").write_bytes(b"BZh9")
-    refused(capsys, ["validate", str(folder)], str(folder / "d.csv.bz2"), "decompress it")
+    (folder / "d.csv.xz").write_bytes(b"\xfd7zXZ\x00")
+    refused(capsys, ["validate", str(folder)], str(folder / "d.csv.xz"), "decompress it")
 
 
 EPOCH_NS = "id,event_time\na,1767225600000000000\nb,1767225601000000500\nc,1767225611000001500\n"

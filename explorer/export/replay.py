@@ -24,7 +24,7 @@ def _time_spec(column: str | None, form: TimeFormat | None) -> tuple[str | None,
 
 def source_settings(source: ExportSource) -> dict[str, object]:
     """The program's constants that say where its events are: the reader, the columns and their time formats."""
-    fmt, _gzip = file_format(Path(source.path or "events.csv"))
+    fmt, _codec = file_format(Path(source.path or "events.csv"))
     return {
         "READER": fmt or "csv",
         "EVENT_TIME": _time_spec(source.event_time, source.event_time_format),
@@ -43,7 +43,9 @@ def program_head(settings: dict[str, object]) -> str:
 
 READING = '''
 # --- reading the file as the explorer read it ---
+import bz2
 import gzip
+import io
 import json
 from decimal import ROUND_HALF_EVEN, Decimal
 
@@ -51,7 +53,16 @@ PER_UNIT = {"s": Decimal(1_000_000), "ms": Decimal(1_000), "us": Decimal(1), "ns
 
 
 def opened(path):
-    return gzip.open(path, "rt", encoding="utf-8") if str(path).lower().endswith(".gz") else open(path, encoding="utf-8")
+    """The file as text, decompressed as it is read when its name ends in .gz, .bz2 or .zst."""
+    name = str(path).lower()
+    if name.endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8")
+    if name.endswith(".bz2"):
+        return bz2.open(path, "rt", encoding="utf-8")
+    if name.endswith(".zst"):
+        import pyarrow as pa  # Zstandard through Arrow's codec: pyarrow is in every engine's environment
+        return io.TextIOWrapper(pa.input_stream(str(path), compression="zstd"), encoding="utf-8")
+    return open(path, encoding="utf-8")
 
 
 def read_events(path):

@@ -8,8 +8,10 @@ table's columns as events, and its messages name columns and rows.
 
 from __future__ import annotations
 
+import bz2
 import csv
 import gzip
+import io
 import os
 import re
 import stat as stat_module
@@ -30,19 +32,25 @@ MAX_FILE_BYTES = 2 * 1024**3
 
 SUFFIXES = {".csv": "csv", ".jsonl": "json", ".ndjson": "json", ".json": "json", ".parquet": "parquet", ".pq": "parquet",
             ".avro": "avro"}
-BINARY = ("parquet", "avro")  # formats with their own encoding and compression (never gzip around them)
-COMPRESSED = (".bz2", ".xz", ".zst", ".zip", ".lz4", ".snappy", ".br")  # compressions read: gzip only
+BINARY = ("parquet", "avro")  # formats with their own encoding and compression (never a codec around them)
+# the compressions read around a text format, streaming (events.csv.zst), by suffix: Arrow's codec name, and a name
+# for messages; zstd through pyarrow's codec (a dependency already), bz2 and gzip through the standard library
+CODECS = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd"}
+CODEC_NAMES = {"gzip": "gzip", "bz2": "bzip2", "zstd": "Zstandard"}
+COMPRESSED = (".xz", ".zip", ".lz4", ".snappy", ".br", ".zstd", ".tgz")  # compressions not read: refused by name
+READ_COMPRESSED = ".gz, .bz2 or .zst"
 CHUNK = 1024**2
 
 
-def file_format(path: Path) -> tuple[str | None, bool]:
-    """The file's format by its name (csv, json, parquet, avro or None) and whether it is gzip-compressed
-    (``events.csv.gz``: text formats only)."""
+def file_format(path: Path) -> tuple[str | None, str | None]:
+    """The file's format by its name (csv, json, parquet, avro or None) and its compression (gzip, bz2, zstd or
+    None: ``events.csv.gz``, ``events.jsonl.zst``; text formats only)."""
     suffixes = [s.lower() for s in path.suffixes]
-    if suffixes[-1:] == [".gz"] and len(suffixes) >= 2:
+    codec = CODECS.get(suffixes[-1]) if suffixes else None
+    if codec is not None and len(suffixes) >= 2:
         fmt = SUFFIXES.get(suffixes[-2])
-        return (fmt, True) if fmt in ("csv", "json") else (None, True)
-    return SUFFIXES.get(path.suffix.lower()), False
+        return (fmt, codec) if fmt in ("csv", "json") else (None, codec)
+    return SUFFIXES.get(path.suffix.lower()), None
 
 
 def expand_paths(path: str | Path | Sequence[str | Path]) -> list[Path]:
@@ -50,14 +58,16 @@ def expand_paths(path: str | Path | Sequence[str | Path]) -> list[Path]:
         path = Path(path)
         if path.is_dir():
             found = sorted(p for p in path.iterdir() if file_format(p)[0] is not None)
-            unread = sorted(p for p in path.iterdir() if p.suffix.lower() in COMPRESSED + (".gz",)
+            unread = sorted(p for p in path.iterdir() if p.suffix.lower() in COMPRESSED + tuple(CODECS)
                             and file_format(p)[0] is None and len(p.suffixes) >= 2
                             and p.suffixes[-2].lower() in SUFFIXES)
             if unread:  # a part of the stream we cannot read is never skipped in silence
                 raise InputError(f"{unread[0]}: a compressed {unread[0].suffixes[-2]} part this reader cannot "
-                                 "open (only .csv.gz and .jsonl.gz are read); decompress it")
+                                 f"open (only .csv and .jsonl parts are read compressed, as {READ_COMPRESSED}); "
+                                 "decompress it")
             if not found:
-                raise InputError(f"{path}: no .csv, .jsonl, .parquet or .avro files in this directory")
+                raise InputError(f"{path}: no .csv, .jsonl, .parquet or .avro files (nor .csv or .jsonl as "
+                                 f"{READ_COMPRESSED}) in this directory")
             return found
         return [path]
     if not path:
@@ -72,10 +82,11 @@ def read_checked(path: Path, max_bytes: int) -> pd.DataFrame:
         raise InputError(f"{path}: file not found") from None
     except OSError as exc:  # a symlink loop, a path through a file, no permission
         raise InputError(f"{path}: cannot be opened ({exc.strerror})") from None
-    fmt, gzipped = file_format(path)
+    fmt, codec = file_format(path)
     if fmt is None:
-        raise InputError(f"{path}: unknown file type {''.join(path.suffixes[-2:]) if gzipped else path.suffix!r}; "
-                         "use .csv, .jsonl, .parquet or .avro (or .csv.gz, .jsonl.gz)")
+        compressed = codec or path.suffix.lower() in COMPRESSED
+        raise InputError(f"{path}: unknown file type {''.join(path.suffixes[-2:]) if compressed else path.suffix!r}; "
+                         f"use .csv, .jsonl, .parquet or .avro (or .csv, .jsonl compressed as {READ_COMPRESSED})")
     if path.is_dir():
         raise InputError(f"{path}: is a directory inside the input; give its files or the directory itself")
     if not stat_module.S_ISREG(stat.st_mode):  # a device (/dev/urandom), a pipe, a socket: no size, maybe no end
@@ -88,17 +99,17 @@ def read_checked(path: Path, max_bytes: int) -> pd.DataFrame:
                          "sample it, or use the Spark sweep for large traces")
     spaced = False
     if fmt not in BINARY:
-        size, spaced = _check_text(path, fmt, gzipped, max_bytes)
+        size, spaced = _check_text(path, fmt, codec, max_bytes)
         per_byte = BYTES_PER_CSV_BYTE if fmt == "csv" and not spaced else BYTES_PER_TEXT_BYTE  # Arrow, or pandas
         check_load(path, size * per_byte, text_bytes(size))
     else:
         rows = _parquet_rows(path) if fmt == "parquet" else _avro_rows(path)
         check_load(path, rows * (BYTES_PER_ARROW_ROW if fmt == "parquet" else BYTES_PER_LOADED_ROW), f"{rows:,} rows")
     if fmt == "csv" and not spaced:
-        frame = read_csv_columns(path, gzipped)
+        frame = read_csv_columns(path, codec)
         if frame is not None:
             return frame
-    return _read(path, fmt, gzipped)
+    return _read(path, fmt, codec)
 
 
 def _parquet_rows(path: Path) -> int:
@@ -121,30 +132,50 @@ def _avro_rows(path: Path) -> int:
 _BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32", b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16"}
 
 
-def _open(path: Path, gzipped: bool) -> IO[bytes]:
-    return cast(IO[bytes], gzip.open(path, "rb")) if gzipped else path.open("rb")
+def _open(path: Path, codec: str | None) -> IO[bytes]:
+    """The file's bytes, decompressed as they are read (never the whole file at once)."""
+    if codec == "gzip":
+        return cast(IO[bytes], gzip.open(path, "rb"))
+    if codec == "bz2":
+        return cast(IO[bytes], bz2.open(path, "rb"))
+    if codec == "zstd":
+        import pyarrow as pa  # here, not at import: the CLI starts faster for CSV
+
+        if not pa.Codec.is_available("zstd"):  # a pyarrow built without it (the wheels on PyPI all have it)
+            raise InputError(f"{path}: this pyarrow has no Zstandard codec; decompress the file (zstd -d)")
+        return cast(IO[bytes], pa.input_stream(str(path), compression="zstd"))
+    return path.open("rb")
 
 
-def _chunks(path: Path, gzipped: bool) -> Iterator[bytes]:
+def open_text(path: Path, codec: str | None, newline: str | None = None) -> IO[str]:
+    """The file as UTF-8 text, decompressed as it is read."""
+    if codec is None:
+        return path.open(encoding="utf-8", newline=newline)
+    return io.TextIOWrapper(_open(path, codec), encoding="utf-8", newline=newline)
+
+
+def _chunks(path: Path, codec: str | None) -> Iterator[bytes]:
     """The file's (decompressed) bytes, a MiB at a time."""
     try:
-        with _open(path, gzipped) as handle:
+        with _open(path, codec) as handle:
             while chunk := handle.read(CHUNK):
                 yield chunk
-    except (OSError, EOFError, zlib.error) as exc:  # gzip's "not a gzipped file", a cut-off stream
-        raise InputError(f"{path}: cannot be read as gzip ({exc.__class__.__name__}: {_one_line(exc)})") from None
+    except (OSError, EOFError, ValueError, zlib.error) as exc:  # "not a gzipped file", a cut-off stream (Arrow's
+        # codecs raise OSError, or ArrowInvalid, a ValueError)
+        raise InputError(f"{path}: cannot be read as {CODEC_NAMES.get(codec or '', 'a file')} "
+                         f"({exc.__class__.__name__}: {_one_line(exc)})") from None
 
 
-def _check_text(path: Path, fmt: str, gzipped: bool = False, max_bytes: int = MAX_FILE_BYTES) -> tuple[int, bool]:
+def _check_text(path: Path, fmt: str, codec: str | None = None, max_bytes: int = MAX_FILE_BYTES) -> tuple[int, bool]:
     """A .csv or .jsonl must be UTF-8 text: say so, rather than parse binary into "a header but no rows". A NUL
     byte anywhere is refused (a parser would cut its cell there), read a MiB at a time. Returns the size of the
     text (decompressed), which must stay under ``max_bytes`` too, and whether a space follows a comma somewhere
     (a CSV written by hand: pandas, which skips such spaces, reads it)."""
     kind = "CSV" if fmt == "csv" else "JSON lines"
-    suffix = "".join(path.suffixes[-2:]).lower() if gzipped else path.suffix.lower()
+    suffix = "".join(path.suffixes[-2:]).lower() if codec else path.suffix.lower()
     size = 0
     spaced, last = False, b""
-    for chunk in _chunks(path, gzipped):
+    for chunk in _chunks(path, codec):
         spaced = spaced or b", " in last + chunk[:1] or b", " in chunk
         last = chunk[-1:]
         if size == 0:
@@ -160,7 +191,7 @@ def _check_text(path: Path, fmt: str, gzipped: bool = False, max_bytes: int = MA
                                      f"not UTF-8); a {suffix} must be UTF-8 {kind}") from None
         nul = chunk.find(b"\x00")
         if nul >= 0:
-            line = _lines_before(path, gzipped, size + nul) + 1
+            line = _lines_before(path, codec, size + nul) + 1
             raise InputError(f"{path}: not a text file (a NUL byte at offset {size + nul}, line {line}); a {suffix} "
                              f"must be UTF-8 {kind}")
         size += len(chunk)
@@ -172,10 +203,10 @@ def _check_text(path: Path, fmt: str, gzipped: bool = False, max_bytes: int = MA
     return size, spaced
 
 
-def _lines_before(path: Path, gzipped: bool, offset: int) -> int:
+def _lines_before(path: Path, codec: str | None, offset: int) -> int:
     """How many line ends the text has before byte ``offset``: counted only for a message, not on every read."""
     count = seen = 0
-    for chunk in _chunks(path, gzipped):
+    for chunk in _chunks(path, codec):
         count += chunk.count(b"\n", 0, max(offset - seen, 0))
         seen += len(chunk)
         if seen >= offset:
@@ -183,20 +214,22 @@ def _lines_before(path: Path, gzipped: bool, offset: int) -> int:
     return count
 
 
-def _read(path: Path, fmt: str, gzipped: bool = False) -> pd.DataFrame:
+def _read(path: Path, fmt: str, codec: str | None = None) -> pd.DataFrame:
     try:
         if fmt == "csv":
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True,
-                                compression="gzip" if gzipped else None)
-            check_width(frame, str(path), lambda: gzip.open(path, "rt", encoding="utf-8", newline="") if gzipped
-                        else path.open(encoding="utf-8", newline=""))
+            if codec is None:
+                frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+            else:  # decompressed as pandas reads it (pandas' own zstd needs a package of its own)
+                with _open(path, codec) as handle:
+                    frame = pd.read_csv(handle, dtype=str, keep_default_na=False, skipinitialspace=True)
+            check_width(frame, str(path), lambda: open_text(path, codec, newline=""))
             return frame
         if fmt == "parquet":
             return read_parquet(path)
         if fmt == "avro":
             with path.open("rb") as handle:
                 return read_avro(handle, str(path))
-        return _read_json(path, gzipped)
+        return _read_json(path, codec)
     except InputError:
         raise
     except pd.errors.EmptyDataError:
@@ -265,7 +298,7 @@ def arrow_strings(kind: object) -> pd.ArrowDtype | None:
     return pd.ArrowDtype(kind) if types.is_string(kind) or types.is_large_string(kind) else None
 
 
-def read_csv_columns(path: Path, gzipped: bool) -> pd.DataFrame | None:
+def read_csv_columns(path: Path, codec: str | None) -> pd.DataFrame | None:
     """A CSV read by Arrow, every column as strings (as ``pd.read_csv(dtype=str, keep_default_na=False)`` reads
     them, an empty cell as ""), in a fraction of pandas' time and memory. None when Arrow cannot read it, or its
     header is one pandas renames (a duplicate or empty name): ``_read`` then reads it with pandas, whose messages
@@ -273,17 +306,16 @@ def read_csv_columns(path: Path, gzipped: bool) -> pd.DataFrame | None:
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    opened = gzip.open(path, "rt", encoding="utf-8", newline="") if gzipped else path.open(encoding="utf-8", newline="")
     try:
-        with opened as handle:
+        with open_text(path, codec, newline="") as handle:
             header = next(csv.reader(handle), [])
-    except (UnicodeDecodeError, csv.Error, OSError, EOFError, zlib.error):
+    except (UnicodeDecodeError, csv.Error, OSError, EOFError, ValueError, zlib.error):
         return None
     width = len(header)
     arrow_memory()
     try:
         table = pcsv.read_csv(
-            pa.input_stream(str(path), compression="gzip" if gzipped else None),
+            pa.input_stream(str(path), compression=codec),
             read_options=pcsv.ReadOptions(autogenerate_column_names=True),
             parse_options=pcsv.ParseOptions(newlines_in_values=True),
             convert_options=pcsv.ConvertOptions(column_types={f"f{i}": pa.string() for i in range(width)},
@@ -329,9 +361,6 @@ def _one_line(exc: Exception) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
-def _read_json(path: Path, gzipped: bool = False) -> pd.DataFrame:
-    """JSON lines or a JSON array of objects (``json_records``), as a table."""
-    def open_text() -> IO[str]:
-        return gzip.open(path, "rt", encoding="utf-8") if gzipped else path.open(encoding="utf-8")
-
-    return pd.DataFrame(list(records(open_text, str(path))))
+def _read_json(path: Path, codec: str | None = None) -> pd.DataFrame:
+    """JSON lines or a JSON array of objects (``json_records``), as a table, decompressed as it is read."""
+    return pd.DataFrame(list(records(lambda: open_text(path, codec), str(path))))

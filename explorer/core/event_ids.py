@@ -13,6 +13,7 @@ an emission of at most one id.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator, Sequence
 from itertools import repeat
 from typing import Any
@@ -66,7 +67,21 @@ class EventIds(Sequence[Any]):
 def slices(pool: Objects, starts: Ints, counts: Ints) -> Objects:
     """One entry per emission, ``pool[starts[i]:starts[i] + counts[i]]``, in an object array: an EventIds, or
     where it holds at most one id a plain tuple (cheaper to build, and an emission per record, Kafka Streams'
-    on-update output, makes hundreds of thousands of them)."""
+    on-update output, makes hundreds of thousands of them).
+
+    Built with the cycle collector paused: these objects refer only to ids and the shared array, so they form no
+    cycle, yet each 700 of them started a collection that walked every young object again (1.6M emissions at 10M
+    events: 2.5 s with it, 0.3 s without)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _slices(pool, starts, counts)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _slices(pool: Objects, starts: Ints, counts: Ints) -> Objects:
     out = np.empty(len(counts), dtype=object)
     single, empty = counts == 1, counts == 0
     out[single] = np.fromiter(((value,) for value in pool[starts[single]].tolist()), dtype=object,

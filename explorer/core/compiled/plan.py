@@ -7,7 +7,9 @@ a slider step or a 41-point sweep prepares it once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import mmap
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -17,7 +19,7 @@ from explorer.config import RunConfig
 from explorer.core.compiled import layout as L
 from explorer.core.compiled.state import TABLES, State
 from explorer.core.rules import as_ints, derive
-from explorer.streams import Stream, batches_for
+from explorer.streams import Batches, Stream, batches_for
 
 def kernel_config(config: RunConfig) -> dict[str, int]:
     """The configuration as the kernel's named ints: the rules every engine reads (``core.rules``)."""
@@ -74,13 +76,17 @@ def _fixed_windows(codes: EventCodes, size: int, slide: int, end_inclusive: bool
     slot k (start = offset + k × slide)."""
     placed = codes.t - 1 if end_inclusive else codes.t  # (start, end] as [start, end) one µs on
     per_event = -(-size // slide)
-    last = ((placed - offset) // slide) * slide + offset
-    starts = last[:, None] - np.arange(per_event, dtype=np.int64)[None, :] * slide
+    latest = (placed - offset) // slide  # the slot of the event's latest window
+    slots = latest[:, None] - np.arange(per_event, dtype=np.int64)[None, :] if per_event > 1 else latest[:, None]
+    starts = slots * slide + offset
     valid = starts > (placed - size)[:, None]
     if from_zero:
         valid &= (starts >= 0) | (placed < 0)[:, None]
-    slot = (starts[valid] - offset) // slide
-    keys = np.broadcast_to(codes.key[:, None], starts.shape)[valid]
+    del starts
+    every = bool(valid.all())  # (tumbling windows: each event has its one window; no mask to copy through)
+    slot = slots.ravel() if every else slots[valid]
+    keys = np.broadcast_to(codes.key[:, None], slots.shape)
+    keys = keys.ravel() if every else keys[valid]
     low = int(slot.min())
     span = int(slot.max()) - low + 1
     if span * (len(codes.key_names) + 1) < 2**62:
@@ -89,8 +95,11 @@ def _fixed_windows(codes: EventCodes, size: int, slide: int, end_inclusive: bool
     else:  # too wide for one int64 code: factorize the pairs
         pairs, ids = np.unique(np.stack([keys, slot], axis=1), axis=0, return_inverse=True)
         w_key, w_slot = pairs[:, 0], pairs[:, 1]
-    window_of = np.full(starts.shape, -1, dtype=np.int64)
-    window_of[valid] = ids
+    if every:
+        window_of = np.asarray(ids, dtype=np.int64).reshape(slots.shape)
+    else:
+        window_of = np.full(slots.shape, -1, dtype=np.int64)
+        window_of[valid] = ids
     w_start = np.asarray(w_slot, dtype=np.int64) * slide + offset
     return FixedWindows(window_of, np.asarray(w_key, dtype=np.int64), w_start, w_start + size)
 
@@ -104,11 +113,28 @@ class Prepared:
     source_names: npt.NDArray[np.object_]
     windows: FixedWindows | None
     sizes: dict[str, int]  # each table's length, by its State name
+    memory: mmap.mmap  # the arena's pages (``release``)
+    released: set[str] = field(default_factory=set)
 
     def table(self, name: str, size: int | None = None) -> npt.NDArray[np.int64]:
         """A table of the arena by its State name (a view)."""
+        assert name not in self.released, f"{name} was released"
         start = getattr(self.state, name)
         return self.state.m[start:start + (self.sizes[name] if size is None else size)]
+
+    def release(self, names: Iterable[str]) -> None:
+        """Hand the pages of tables that will not be read again back to the system. The Result is read out of
+        the arena table by table (``tables.result``), so the arena (~250 B an event) shrinks as the Result grows
+        rather than staying whole beside it; a released table reads as zeros, so ``table`` refuses it."""
+        for name in names:
+            if name in self.released:
+                continue
+            self.released.add(name)
+            begin = getattr(self.state, name) * 8
+            first = -(-begin // mmap.PAGESIZE) * mmap.PAGESIZE
+            last = (begin + self.sizes[name] * 8) // mmap.PAGESIZE * mmap.PAGESIZE
+            if last > first and hasattr(mmap, "MADV_DONTNEED"):  # (Linux and macOS; elsewhere it stays)
+                self.memory.madvise(mmap.MADV_DONTNEED, first, last - first)
 
 
 def _merge_tree(n_partitions: int, leaves: int, pick_min: bool) -> npt.NDArray[np.int64]:
@@ -124,6 +150,15 @@ def _merge_tree(n_partitions: int, leaves: int, pick_min: bool) -> npt.NDArray[n
 
 def _blocks(bound_per_group: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     return np.concatenate([[0], np.cumsum(bound_per_group)[:-1]]).astype(np.int64)
+
+
+def _touched(batches: Batches, source: npt.NDArray[np.int64], n_sources: int) -> int:
+    """How many (batch, source) pairs have an event: a trace row each. Counted without hashing every event when
+    each batch holds at most one (the default, a batch per event) or there is one source."""
+    sizes = np.diff(batches.starts)
+    if n_sources == 1 or int(sizes.max(initial=0)) <= 1:
+        return int(np.count_nonzero(sizes))
+    return len(pd.unique(batches.number * n_sources + source))
 
 
 def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, trace: int | None = None) -> Prepared:
@@ -172,8 +207,7 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
     # no-data batch; emissions: about one per window. run_kernel runs again with the counted sizes when a
     # guess falls short.
     touched = stream.cached(("compiled-touched", config.batches, settings["per_key"], settings["merged"],
-                             settings["per_partition"]),
-                            lambda: len(pd.unique(batches.number * len(source_names) + source)))
+                             settings["per_partition"]), lambda: _touched(batches, source, len(source_names)))
     trace = trace if trace is not None else (touched + (n_batches if settings["merged"] else 0)
                                              + len(source_names) + 256)
     if emissions is None:  # on-update: an emission per (event, window) taken; a session's tombstones, ≤ 2 per event
@@ -211,16 +245,34 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
     for name, dimension, _ in TABLES:
         starts[name] = at
         at += sizes[dimension]
-    m = np.zeros(at, dtype=np.int64)
+    # zeros, and a page takes memory only once written; private, so a page ``release`` drops is freed
+    memory = mmap.mmap(-1, at * 8, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    m = np.frombuffer(memory, dtype=np.int64)
     m[[L.SC_CLOCK, L.SC_NOW, L.SC_STARTED, L.SC_FLOOR, L.SC_GLOBAL_MAX]] = L.NONE
+    unread = _unread(settings)
     for name, dimension, fill in TABLES:
         value = initial[name] if fill is None else fill
-        if sizes[dimension] and not (isinstance(value, int) and value == 0):
+        if sizes[dimension] and not (isinstance(value, int) and value == 0) and name not in unread:
             m[starts[name]:starts[name] + sizes[dimension]] = value
     state = State(m=m, **settings, n_events=n, n_batches=n_batches, per_event=per_event,
                   n_sources=len(source_names), n_groups=n_groups, n_windows=n_windows,
                   emissions_capacity=emissions, trace_capacity=trace, merge_leaves=merge_leaves, **starts)
-    return Prepared(state, codes, source_names, windows, {name: sizes[dimension] for name, dimension, _ in TABLES})
+    return Prepared(state, codes, source_names, windows, {name: sizes[dimension] for name, dimension, _ in TABLES},
+                    memory)
+
+
+def _unread(settings: dict[str, int]) -> set[str]:
+    """Input tables the kernel reads only under some rules (``driver.py``), left unwritten under the others: 80 MB
+    each at 10M events that no page fault need bring in (they stay zeros, which nothing reads)."""
+    unread = set()
+    if not (settings["source_idle_timeout"] >= 0 and settings["merged"]):
+        unread.add("ev_partition")
+    if not (settings["event_clock"] or settings["late_at_once"]
+            or (settings["idle_timeout"] >= 0 and settings["idle_processing"])):
+        unread.add("ev_arrival")
+    if not settings["scripted"]:
+        unread.add("batch_scripted")
+    return unread
 
 
 def run_kernel(stream: Stream, config: RunConfig) -> Prepared:

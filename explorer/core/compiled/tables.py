@@ -10,6 +10,7 @@ from explorer.config import LatePolicy, RunConfig, WindowKind
 from explorer.core.compiled import layout as L
 from explorer.core.compiled import listings
 from explorer.core.compiled.plan import Prepared
+from explorer.core.compiled.state import TABLES
 from explorer.core.compiled.watermarks import effective_column
 from explorer.core.event_ids import slices
 from explorer.core.result import (ASSIGNMENT_COLUMNS, EVENT_COLUMNS, REASON_ORDER, WATERMARK_COLUMNS, WINDOW_COLUMNS,
@@ -25,10 +26,13 @@ REASON_RANK = np.array([REASON_ORDER[reason] for reason in REASONS])
 TRACE_KINDS = np.array(["commit", "heartbeat", "no-data batch"], dtype=object)
 
 
-def _optional(values: npt.NDArray[np.int64], missing: npt.NDArray[np.bool_] | None = None) -> pd.arrays.IntegerArray:
-    """int64 → nullable Int64; "no watermark yet" (or ``missing``) becomes <NA>."""
+def _optional(values: npt.NDArray[np.int64], missing: npt.NDArray[np.bool_] | None = None,
+              copy: bool = True) -> pd.arrays.IntegerArray:
+    """int64 → nullable Int64; "no watermark yet" (or ``missing``) becomes <NA>. ``copy=False`` for values that
+    are a fresh array already (not a view of the kernel's arena)."""
     values = np.asarray(values, dtype=np.int64)
-    return pd.arrays.IntegerArray(values.copy(), values < L.NONE // 2 if missing is None else missing)
+    return pd.arrays.IntegerArray(values.copy() if copy else values,
+                                  values < L.NONE // 2 if missing is None else missing)
 
 
 def _records(prepared: Prepared, name: str, count_slot: int, width: int) -> npt.NDArray[np.int64]:
@@ -36,10 +40,24 @@ def _records(prepared: Prepared, name: str, count_slot: int, width: int) -> npt.
     return prepared.table(name, n * width).reshape(n, width)
 
 
+# what the Result is read from; the rest of the arena is let go before the first table is built
+READ_BACK = {"emissions", "node_row", "node_next", "ev_status", "ev_seen_raw", "ev_session", "ev_session_late",
+             "ev_session_end", "win_into", "win_start", "win_end", "window_of", "pair_late", "pair_admitted", "trace"}
+
+
 def result(stream: Stream, config: RunConfig, prepared: Prepared) -> Result:
+    """The tables one after another, each part of the arena released once the last table that reads it is
+    built (no table holds a view of the arena), so the arena and the Result are not held whole at once: at
+    10M events each is about 2 GB."""
+    prepared.release(name for name, _, _ in TABLES if name not in READ_BACK)
     windows = emissions(stream, config, prepared, detail=True)
-    return Result(event_table(stream, config, prepared), assignment_table(config, prepared), windows,
-                  trace_table(config, prepared), _metrics(config, prepared, windows), config, stream.name,
+    prepared.release(("emissions", "node_row", "node_next"))
+    metrics = _metrics(config, prepared, windows)
+    events = event_table(stream, config, prepared)
+    prepared.release(("ev_status", "ev_seen_raw"))
+    assignments = assignment_table(config, prepared)
+    prepared.release(READ_BACK - {"trace"})
+    return Result(events, assignments, windows, trace_table(config, prepared), metrics, config, stream.name,
                   stream.time_unit, absolute=stream.absolute)
 
 
@@ -80,7 +98,8 @@ def event_table(stream: Stream, config: RunConfig, prepared: Prepared) -> pd.Dat
         "batch": batches_for(stream, config).number,
         "status": np.array(_status_names(config), dtype=object)[prepared.table("ev_status")],
         "watermark": _optional(seen),
-        "effective_watermark": _optional(effective_column(seen, config.time.watermark_delay), seen < L.NONE // 2),
+        "effective_watermark": _optional(effective_column(seen, config.time.watermark_delay), seen < L.NONE // 2,
+                                         copy=False),
     }, columns=EVENT_COLUMNS, copy=False)
 
 
@@ -108,10 +127,13 @@ def assignment_table(config: RunConfig, prepared: Prepared) -> pd.DataFrame:
         assert windows is not None  # fixed windows are laid out before the run (plan.fixed_windows)
         window_of = prepared.table("window_of")
         valid = window_of >= 0
-        event = np.repeat(np.arange(prepared.state.n_events), prepared.state.per_event)[valid]
-        wid = window_of[valid]
+        late, admitted = prepared.table("pair_late") == 1, prepared.table("pair_admitted") == 1
+        if valid.all():  # (tumbling windows: every event has its one window)
+            event, wid = np.arange(len(valid)) // prepared.state.per_event, window_of
+        else:
+            event = np.flatnonzero(valid) // prepared.state.per_event
+            wid, late, admitted = window_of[valid], late[valid], admitted[valid]
         start, end = windows.start[wid], windows.end[wid]
-        late, admitted = prepared.table("pair_late")[valid] == 1, prepared.table("pair_admitted")[valid] == 1
         if prepared.state.per_event > 1:
             order = np.lexsort((end, start, ~admitted, event))
             event, start, end, late, admitted = event[order], start[order], end[order], late[order], admitted[order]
@@ -132,7 +154,8 @@ def emissions(stream: Stream, config: RunConfig, prepared: Prepared, detail: boo
         "key": prepared.codes.key_names[table[:, L.EM_KEY]], "start": table[:, L.EM_START], "end": end,
         "count": table[:, L.EM_COUNT], "ids": None, "emit_batch": table[:, L.EM_BATCH], "emit_time": at,
         "watermark": _optional(raw),
-        "effective_watermark": _optional(effective_column(raw, config.time.watermark_delay), raw < L.NONE // 2),
+        "effective_watermark": _optional(effective_column(raw, config.time.watermark_delay), raw < L.NONE // 2,
+                                         copy=False),
         "reason": REASONS[table[:, L.EM_REASON]], "revision": table[:, L.EM_REVISION],
         "latency_event": _optional(latency, (max_seen == L.NONE) | (latency < L.NONE // 2)),
         "latency_processing": at - end,
@@ -158,12 +181,14 @@ def _carry(stream: Stream, config: RunConfig, prepared: Prepared, table: npt.NDA
 
 
 def trace_table(config: RunConfig, prepared: Prepared) -> pd.DataFrame:
+    """One column at a time out of the records (a row per batch and scope: 10M at one batch per event), each a
+    contiguous array of its own, and no copy into pandas' blocks, which doubled the table for a moment."""
     table = _records(prepared, "trace", L.SC_TRACE, L.TR_FIELDS)
     names = np.append(prepared.source_names, "*")  # index −1: the merged row
-    raw = table[:, L.TR_RAW]
+    raw = table[:, L.TR_RAW].copy()
     return pd.DataFrame({
-        "batch": table[:, L.TR_BATCH], "time": table[:, L.TR_AT], "scope": names[table[:, L.TR_SOURCE]],
-        "watermark": _optional(raw),
-        "effective": _optional(effective_column(raw, config.time.watermark_delay), raw < L.NONE // 2),
+        "batch": table[:, L.TR_BATCH].copy(), "time": table[:, L.TR_AT].copy(),
+        "scope": names[table[:, L.TR_SOURCE]], "watermark": _optional(raw, copy=False),
+        "effective": _optional(effective_column(raw, config.time.watermark_delay), raw < L.NONE // 2, copy=False),
         "at": TRACE_KINDS[table[:, L.TR_KIND]],
-    }, columns=WATERMARK_COLUMNS)
+    }, columns=WATERMARK_COLUMNS, copy=False)

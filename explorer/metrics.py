@@ -93,6 +93,12 @@ def curve(stream: Stream, config: RunConfig, delays: Iterable[int], workers: int
     one per core; the compiled core releases the GIL while it runs). ``stop`` is asked before each evaluation;
     once it says yes the sweep raises SweepStopped (a 1M-event sweep takes ~10 s of both cores)."""
     delays = list(delays)
+    return [curve_row(delay, m) for delay, m in zip(delays, sweep(stream, config, delays, workers, stop))]
+
+
+def sweep(stream: Stream, config: RunConfig, delays: list[int], workers: int | None = None,
+          stop: Callable[[], bool] | None = None) -> list[Metrics]:
+    """The metrics at each delay: the evaluations ``curve`` (and ``tune --completeness live``) make."""
     if not delays:
         return []
     configs = [apply_delay(config, delay) for delay in delays]
@@ -107,7 +113,7 @@ def curve(stream: Stream, config: RunConfig, delays: Iterable[int], workers: int
     first = evaluate(configs[0])  # computes what the stream caches (codes, batches, window ids) once
     with ThreadPoolExecutor(max_workers=workers) as pool:
         rest = list(pool.map(evaluate, configs[1:]))
-    return [curve_row(delay, m) for delay, m in zip(delays, [first, *rest])]
+    return [first, *rest]
 
 
 def format_curve_table(rows: list[CurveRow]) -> str:
@@ -199,6 +205,85 @@ def tune(stream: Stream, config: RunConfig, target: float) -> Tuning:
         else:
             lo, below = middle, m
     return Tuning(target, True, hi, best.completeness, below.completeness, best, evaluations)
+
+
+COUNTS = ("final", "live")  # which completeness tune's target is for: Metrics.completeness, or completeness_live
+
+
+@dataclass
+class LiveTuning(Tuning):
+    """``tune --completeness live``: the smallest delay found whose live completeness (windows only the end of
+    input closes left out) reaches ``target``. Not exact as ``tune`` is: live completeness is not monotone in the
+    delay, so the search evaluates a grid (``grid``: its delays, µs), takes the first point that reaches the
+    target and refines the step before it (``bracket``: those two grid points) with grids of as many points,
+    down to 1 µs. ``completeness`` and ``below`` are live completeness; when nothing reaches the target,
+    ``delay`` is where the best live completeness was seen."""
+
+    grid: tuple[int, ...] = ()
+    bracket: tuple[int, int] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "completeness_counted": "live", "completeness_final": self.metrics.completeness,
+                "open_at_end": self.metrics.end_of_stream, "monotone": False, "grid_points": len(self.grid),
+                "grid_us": list(self.grid), "refined_between_us": list(self.bracket) if self.bracket else None,
+                "precision_us": 1}
+
+
+def tune_live(stream: Stream, config: RunConfig, target: float, points: int = CURVE_POINTS,
+              workers: int | None = None) -> LiveTuning:
+    """The smallest delay found on a grid whose live completeness reaches ``target``.
+
+    Live completeness leaves out the windows only the end of input closes, and a larger delay leaves more of them
+    open, so it can rise and then fall as the delay grows: bisection would take any crossing (or none). Instead:
+    ``points`` delays from 0 to the top (below), evaluated as ``curve`` evaluates them; the first that reaches
+    the target, and the step before it searched again on a grid of ``points``, and so on until the step is 1 µs
+    (so 1 µs less misses). A narrower peak between two grid points can be missed: the answer is the smallest
+    found, and says so. The top is the largest arrival − event time, rounded up as the curve's delays are, and
+    doubled (up to the stream's span, as ``tune`` does) while completeness itself misses the target there: live
+    completeness is never above it, and it does not fall as the delay grows, so no delay below such a top can
+    reach the target."""
+    if not 0 < target <= 1:
+        raise InputError(f"the completeness target is a fraction in (0, 1], not {target!r}")
+    if not 2 <= points <= 1000:
+        raise InputError(f"the live search's grid has 2 to 1,000 points, not {points}")
+    seen: dict[int, Metrics] = {}
+
+    def at(delays: list[int]) -> list[Metrics]:
+        fresh = [d for d in dict.fromkeys(delays) if d not in seen]
+        seen.update(zip(fresh, sweep(stream, config, fresh, workers)))
+        return [seen[d] for d in delays]
+
+    if at([0])[0].completeness_live >= target:  # nothing is smaller
+        return LiveTuning(target, True, 0, seen[0].completeness_live, None, seen[0], len(seen), (0,))
+    ev = stream.events
+    times = np.concatenate([ev["event_time"].to_numpy(), ev["arrival_time"].to_numpy()])
+    span = int(times.max() - times.min()) + max(config.window.size, config.window.gap) + 1
+    top = max(int((ev["arrival_time"] - ev["event_time"]).max()), MICROS["s"])
+    scale = 10 ** max(len(str(top)) - 2, 0)
+    top = -(-top // scale) * scale  # up to two significant digits, so the grid's steps are round
+    while at([top])[0].completeness < target and top < span:  # below it nothing can reach the target live
+        top = min(2 * top, span)
+    grid = sorted({top * i // (points - 1) for i in range(points)})
+    found = _first_reaching(grid, at(grid), target)
+    if found is None:
+        best = max(seen, key=lambda d: (seen[d].completeness_live, -d))  # the grid's points, and the tops tried
+        return LiveTuning(target, False, best, seen[best].completeness_live, None, seen[best], len(seen), tuple(grid))
+    lo, hi = grid[grid.index(found) - 1], found  # lo misses, hi reaches
+    bracket = (lo, hi)
+    steps = max(points - 1, 2)  # each step ≥ 2 µs wide gets a point strictly inside it, so the search ends
+    while hi - lo > 1:
+        inner = sorted({lo + (hi - lo) * i // steps for i in range(1, steps)})
+        first = _first_reaching(inner, at(inner), target)
+        if first is None:
+            lo = inner[-1]
+        else:
+            lo, hi = ([lo] + inner)[inner.index(first)], first
+    return LiveTuning(target, True, hi, seen[hi].completeness_live, seen[lo].completeness_live, seen[hi], len(seen),
+                      tuple(grid), bracket)
+
+
+def _first_reaching(delays: list[int], metrics: list[Metrics], target: float) -> int | None:
+    return next((d for d, m in zip(delays, metrics) if m.completeness_live >= target), None)
 
 
 SECOND_KNOBS = {"allowed-lateness": "allowed_lateness", "idle-timeout": "idle_timeout"}

@@ -114,10 +114,21 @@ def cmd_spark_log(args: argparse.Namespace) -> None:
 def cmd_tune(args: argparse.Namespace) -> None:
     config, column = build_config(args)
     target = parse_target(args.target)
+    live = args.completeness == "live"
+    if args.grid is not None and not live:
+        raise InputError("--grid is the live search's: add --completeness live (final completeness is searched exactly)")
+    if args.second and live:
+        raise InputError("--with searches final completeness; with --completeness live, tune the delay alone")
     if args.second:
         print_frontier(frontier(load_source(args, column), config, target, args.second), args)
         return
-    found = tune(load_source(args, column), config, target)
+    if live:
+        from explorer.metrics import CURVE_POINTS, Tuning, tune_live
+
+        points = CURVE_POINTS if args.grid is None else args.grid
+        found: Tuning = tune_live(load_source(args, column), config, target, points)
+    else:
+        found = tune(load_source(args, column), config, target)
     if args.format == "json":
         print(json.dumps(found.to_dict()))
         return

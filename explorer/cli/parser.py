@@ -19,7 +19,7 @@ from explorer.config import (PRESETS, TIME_FIELDS, BatchSpec, RunConfig, WindowS
 from explorer.errors import InputError
 from explorer.export import TARGETS as EXPORT_TARGETS
 from explorer.verify.engines import ENGINE_JOBS as VERIFY_ENGINES
-from explorer.metrics import CURVE_POINTS, SECOND_KNOBS
+from explorer.metrics import COUNTS, CURVE_POINTS, SECOND_KNOBS
 from explorer.streams import GENERATORS, Stream, generate, load_events
 from explorer.streams.loading import MissingColumns, parse_time_units
 from explorer.streams.stream import COLUMNS
@@ -28,7 +28,8 @@ from explorer.timeutil import parse_duration
 DESCRIPTION = "``python -m explorer``: run, curve, validate, generate. Bad input exits 2 with one line, never a traceback."
 TARGET_FORMS = "99%, 99 or 0.99 alike (a number above 1 is per cent)"
 COLUMN_OPTIONS = COLUMNS  # a --NAME-col option per column of a Stream's events
-EVENTS_HELP = "events file (or a directory of them): .csv, .jsonl or .json (lines or an array), .parquet, .avro"
+EVENTS_HELP = ("events file (or a directory of them): .csv, .jsonl or .json (lines or an array), .parquet, .avro; "
+               "the text ones also compressed, as .gz, .bz2 or .zst")
 
 
 def _generator_options() -> dict[str, inspect.Parameter]:
@@ -143,13 +144,22 @@ def build_parser() -> argparse.ArgumentParser:
     p_log.add_argument("--target", default="99%",
                        help=f"completeness the suggested delay reaches (99%%): {TARGET_FORMS.replace('%', '%%')}")
 
-    p_tune = sub.add_parser("tune", help="the smallest delay that reaches a completeness target (exact, not on a grid)")
+    p_tune = sub.add_parser("tune", help="the smallest delay that reaches a completeness target (exact, not on a "
+                                         "grid; for live completeness, which is not monotone, the smallest found on "
+                                         "a grid refined to 1 µs)")
     _add_source(p_tune, required_file=False)
     _add_config(p_tune)
     p_tune.add_argument("--target", required=True, help=f"completeness to reach: {TARGET_FORMS.replace('%', '%%')}")
     p_tune.add_argument("--with", dest="second", choices=list(SECOND_KNOBS),
                         help="also a second knob: for values of it from 0 to the delay alone needs, the smallest "
                              "delay beside it and the first emissions' latency (the frontier of the two)")
+    p_tune.add_argument("--completeness", choices=list(COUNTS), default="final",
+                        help="which completeness the target is for: final (default; the events in windows only "
+                             "the end of input closes count as complete; searched exactly) or live (they do not, as "
+                             "in a job whose input never ends: the curve's 'while running'; not monotone in the "
+                             "delay, so the smallest delay found on a grid, refined to 1 µs)")
+    p_tune.add_argument("--grid", type=int, metavar="N",
+                        help=f"--completeness live: points of the grid and of each refinement (default {CURVE_POINTS})")
     p_tune.add_argument("--format", choices=["table", "json"], default="table")
 
     p_cmp = sub.add_parser("compare", help="several engines' presets over the same stream, and where they disagree")

@@ -19,7 +19,7 @@ from explorer.compare import Comparison
 from explorer.config import BatchSpec, RunConfig, Strategy, what_if
 from explorer.core import Result
 from explorer.core.result import Reason, json_units
-from explorer.metrics import FrontierPoint, Tuning, best_point
+from explorer.metrics import FrontierPoint, LiveTuning, Tuning, best_point
 from explorer.streams import Stream
 from explorer.timeutil import (MICROS, exact_duration, exact_seconds, format_instant,
                                human_duration_marked, rounded_human)
@@ -103,26 +103,56 @@ def print_tuning(found: Tuning, config: RunConfig, target: float) -> None:
     """``tune``'s answer in words: the smallest delay (or why none), exact so that pasted back it reaches the
     target, in the engine's own word for the knob; its completeness and latency."""
     m = found.metrics
+    live = isinstance(found, LiveTuning)
+    running = " while the input runs" if live else ""
     if not found.reached:
-        print(f"no delay reaches {target:.2%}: at --delay {exact_duration(found.delay)} completeness is "
-              f"{found.completeness:.4%}, and more delay does not help (an idle timeout or the late policy decides)")
+        if isinstance(found, LiveTuning):
+            _print_live_unreached(found, target)
+        else:
+            print(f"no delay reaches {target:.2%}: at --delay {exact_duration(found.delay)} completeness is "
+                  f"{found.completeness:.4%}, and more delay does not help (an idle timeout or the late policy decides)")
         return
     exact = exact_duration(found.delay)
     human, way = rounded_human(found.delay, up=True)
     spelled = "" if exact == f"{exact_seconds(found.delay)}s" else f" = {exact}"
     about = "" if way is None and human.replace(" ", "") == exact else f" ({human}{', rounded up' if way else ''})"
-    print(f"smallest delay reaching {target:.2%}: {exact_seconds(found.delay)} s{spelled}{about}")
-    print(f"  as {config.preset}'s {delay_word(config.preset)}: --delay {exact} reaches it")
+    if live and way is not None:  # not monotone: a delay rounded up may miss the target, so only the exact one
+        about = ""
+    print(f"smallest delay {'found ' if live else ''}reaching {target:.2%}{running}: {exact_seconds(found.delay)} s"
+          f"{spelled}{about}")
+    print(f"  as {config.preset}'s {delay_word(config.preset)}: --delay {exact} reaches it{running}")
     below = "" if found.below is None else f"; 1 µs less gives {found.below:.4%}"
-    print(f"  completeness {found.completeness:.4%}{below}")
-    if m.end_of_stream:
-        print(f"  {m.end_of_stream} window(s) close only at the end of input; while the input runs, completeness is "
-              f"{m.completeness_live:.4%} (tune counts the events in them as complete)")
+    if isinstance(found, LiveTuning):
+        print(f"  live completeness {found.completeness:.4%}{below} (completeness {m.completeness:.4%} with the "
+              f"{m.end_of_stream} window(s) only the end of input closes)")
+        if found.bracket is not None:
+            lo, hi = (exact_duration(d) for d in found.bracket)
+            print(f"  live completeness is not monotone in the delay (more delay leaves more windows open at the end "
+                  f"of input): this is the smallest delay found on a grid of {len(found.grid)} points from 0 to "
+                  f"{exact_duration(found.grid[-1])}, refined between {lo} and {hi} on grids of {len(found.grid)} points "
+                  "to 1 µs; a smaller one between grid points may reach it too")
+    else:
+        print(f"  completeness {found.completeness:.4%}{below}")
+        if m.end_of_stream:
+            print(f"  {m.end_of_stream} window(s) close only at the end of input; while the input runs, completeness "
+                  f"is {m.completeness_live:.4%} (tune counts the events in them as complete; --completeness live "
+                  "does not)")
     mean, p95 = m.latency_event.mean, m.latency_event.p95
     negative = any(v is not None and v < 0 for v in (mean, p95))
     print(f"  emit latency mean {human_duration_marked(_micros(mean))}, p95 {human_duration_marked(_micros(p95))}"
           f"{f' ({NEGATIVE_LATENCY})' if negative else ''}; "
-          f"refused {m.dropped + m.side_output} of {m.events} events ({found.evaluations} evaluations)")
+          f"refused {m.dropped + m.side_output} of {m.events} events ({found.evaluations} evaluation"
+          f"{'s' * (found.evaluations != 1)})")
+
+
+def _print_live_unreached(found: LiveTuning, target: float) -> None:
+    m = found.metrics
+    print(f"no delay found reaching {target:.2%} while the input runs: the best live completeness found is "
+          f"{found.completeness:.4%}, at --delay {exact_duration(found.delay)} (completeness {m.completeness:.4%} with "
+          f"the {m.end_of_stream} window(s) only the end of input closes)")
+    print(f"  live completeness is not monotone in the delay (more delay leaves more windows open at the end of "
+          f"input): searched on a grid of {len(found.grid)} points from 0 to {exact_duration(found.grid[-1])} "
+          f"({found.evaluations} evaluations); a delay between them may do better (--grid N for a finer one)")
 
 
 def _micros(seconds: float | None) -> float | None:

@@ -118,3 +118,12 @@ def test_other_compressions_are_refused_by_name(tmp_path, capsys):
         path = tmp_path / name
         path.write_bytes(b"\x00\x01")
         one_line_refusal(capsys, path, "unknown file type", ".gz, .bz2 or .zst")
+
+
+@pytest.mark.parametrize("suffix", list(CODECS))
+def test_the_text_is_decompressed_a_chunk_at_a_time(tmp_path, monkeypatch, suffix):
+    """Never the whole file at once: the checks read it a chunk at a time, as they read a plain file."""
+    monkeypatch.setattr(files, "CHUNK", 4096)
+    path = compressed(tmp_path / "big.csv", CSV * 10, suffix)
+    sizes = [len(chunk) for chunk in files._chunks(path, files.file_format(path)[1])]
+    assert max(sizes) <= 4096 and sum(sizes) == len(CSV.encode()) * 10

@@ -63,6 +63,8 @@ def _concatenated(source: Ints, begin: Ints, length: Ints) -> Ints:
 def _with_records(pool: Ints, start: Ints, counts: Ints, update: Flags,
                   records: Ints) -> Listings:
     """An UPDATE (emit on-update) carries the one record it forwards: appended to the pool."""
+    if not update.any():  # (no copy of a pool of every event)
+        return Listings(pool, start, counts)
     start, counts = start.copy(), counts.copy()
     start[update] = len(pool) + np.arange(int(update.sum()))
     counts[update] = 1

@@ -240,19 +240,23 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         "win_key": window_key, "win_start": window_start, "win_end": window_end,
         "merge_tree": _merge_tree(len(source_names), merge_leaves, bool(settings["pick_min"])) if merged else 0,
     }
+    unread = _unread(settings)
+    shared = _shared(initial, unread)
     starts: dict[str, int] = {}
     at = L.SC_SLOTS
     for name, dimension, _ in TABLES:
+        if name in shared:
+            starts[name] = starts[shared[name]]
+            continue
         starts[name] = at
         at += sizes[dimension]
     # zeros, and a page takes memory only once written; private, so a page ``release`` drops is freed
     memory = mmap.mmap(-1, at * 8, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     m = np.frombuffer(memory, dtype=np.int64)
     m[[L.SC_CLOCK, L.SC_NOW, L.SC_STARTED, L.SC_FLOOR, L.SC_GLOBAL_MAX]] = L.NONE
-    unread = _unread(settings)
     for name, dimension, fill in TABLES:
         value = initial[name] if fill is None else fill
-        if sizes[dimension] and not (isinstance(value, int) and value == 0) and name not in unread:
+        if sizes[dimension] and not (isinstance(value, int) and value == 0) and name not in unread | shared.keys():
             m[starts[name]:starts[name] + sizes[dimension]] = value
     state = State(m=m, **settings, n_events=n, n_batches=n_batches, per_event=per_event,
                   n_sources=len(source_names), n_groups=n_groups, n_windows=n_windows,
@@ -261,13 +265,32 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
                     memory)
 
 
+EVENT_INPUTS = ("ev_t", "ev_arrival", "ev_key", "ev_partition", "ev_source", "ev_group")  # in TABLES' order
+
+
+def _shared(initial: dict[str, npt.NDArray[np.int64] | int], unread: set[str]) -> dict[str, str]:
+    """Per-event inputs that are one array share one table (per key, the key is also the watermark source and the
+    group; under processing time the event time is the arrival): the kernel never writes its inputs, and each
+    copy is 80 MB at 10M events. Maps a table to the earlier one whose place it takes."""
+    shared: dict[str, str] = {}
+    laid: list[str] = []
+    for name in (name for name in EVENT_INPUTS if name not in unread):
+        same = next((other for other in laid if initial[other] is initial[name]), None)
+        if same is None:
+            laid.append(name)
+        else:
+            shared[name] = same
+    return shared
+
+
 def _unread(settings: dict[str, int]) -> set[str]:
     """Input tables the kernel reads only under some rules (``driver.py``), left unwritten under the others: 80 MB
     each at 10M events that no page fault need bring in (they stay zeros, which nothing reads)."""
     unread = set()
-    if not (settings["source_idle_timeout"] >= 0 and settings["merged"]):
+    partition_idleness = settings["source_idle_timeout"] >= 0 and settings["merged"]
+    if not partition_idleness:
         unread.add("ev_partition")
-    if not (settings["event_clock"] or settings["late_at_once"]
+    if not (partition_idleness or settings["event_clock"] or settings["late_at_once"]
             or (settings["idle_timeout"] >= 0 and settings["idle_processing"])):
         unread.add("ev_arrival")
     if not settings["scripted"]:

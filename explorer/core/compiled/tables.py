@@ -177,7 +177,7 @@ def _carry(stream: Stream, config: RunConfig, prepared: Prepared, table: npt.NDA
         frame["count"] = np.where(update, frame["count"].to_numpy(), listed.count)
     else:
         listed = listings.accumulated(prepared, heads, counts, update, records, session)
-    frame["ids"] = slices(stream.events["id"].to_numpy(dtype=object)[listed.pool], listed.start, listed.count)
+    frame["ids"] = slices(stream.events["id"].to_numpy(dtype=object), listed.pool, listed.start, listed.count)
 
 
 def trace_table(config: RunConfig, prepared: Prepared) -> pd.DataFrame:

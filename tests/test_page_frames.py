@@ -149,3 +149,51 @@ def test_the_other_sliders_steps_go_to_the_page_too_with_the_delays_neighbours(e
     assert page.figure_messages == [] and explorer.result.config.time.allowed_lateness == 1_500_000
     page.say(kind="drew", token=page.token("allowed", 1.5))
     assert same(drawn(explorer), page.arrays("allowed", 1.5))
+
+
+def move_in_page(explorer, slider: str, value: float) -> None:
+    """The page moves ``slider`` (as ipywidgets hands over its message); the redraw runs on latest_only's thread."""
+    getattr(explorer.controls, slider).set_state({"value": value})
+
+
+def test_a_page_step_the_page_held_is_not_sent_even_when_the_redraw_runs_after_its_report(explorer):
+    """Moves from the page are redrawn on a thread of their own: the page's "drew" can be handled first. It was
+    then taken as a control changed in the kernel, and the previous position's frame was sent over the step."""
+    page = page_holding_delay_steps(explorer)
+    page.figure_messages.clear()
+    with explorer._lock:  # the redraw of the move waits; the page's report is handled first
+        move_in_page(explorer, "delay", 5.5)
+    page.say(kind="drew", token=page.token("delay", 5.5), seen=explorer.clocks._last_trace_edit_id)
+    explorer.wait_until_settled()
+    assert explorer.result.config.time.bound == 5_500_000
+    assert len(page.figure_messages) == 1  # the settled frame only: nothing sent for the step
+    assert sum(len(explorer.clocks.data[i].x) for i in range(2, 6)) == 8000
+
+
+def test_a_page_step_whose_frame_came_after_the_move_is_sent_by_the_kernel(explorer):
+    """Whether the page drew the step is what it held when it moved: a frame it received after (its "held"
+    report handled before the redraw) was never drawn."""
+    page = Page(explorer)
+    explorer.prefetch_neighbours()
+    explorer.wait_for_prefetch()  # the frames are on their way; the page has not said it holds them
+    page.figure_messages.clear()
+    with explorer._lock:
+        move_in_page(explorer, "delay", 5.5)  # the page holds nothing yet
+        page.hold_everything()  # now it holds 5.5
+    explorer.page_steps.wait(10)
+    assert len(page.figure_messages) >= 1 and same(drawn(explorer), page.arrays("delay", 5.5))
+
+
+def test_a_step_the_page_drew_under_a_kernel_frame_still_on_its_way_is_sent_again(explorer):
+    """The kernel sent the frame of 6.5 (the page held none); before it arrived, the page drew 5.5 itself, and
+    the frame of 6.5 then landed on top. The page says which kernel edit it had seen: the kernel sends 5.5."""
+    page = page_holding_delay_steps(explorer)
+    seen = explorer.clocks._last_trace_edit_id
+    move_in_page(explorer, "delay", 6.5)
+    explorer.page_steps.wait(10)
+    assert explorer.clocks._last_trace_edit_id > seen  # 6.5's frame, sent by the kernel
+    move_in_page(explorer, "delay", 5.5)
+    explorer.page_steps.wait(10)
+    page.figure_messages.clear()
+    page.say(kind="drew", token=page.token("delay", 5.5), seen=seen)
+    assert len(page.figure_messages) == 1 and same(drawn(explorer), page.arrays("delay", 5.5))

@@ -7,11 +7,13 @@ import threading
 import pytest
 
 from explorer import generate
+from explorer.config import delay_of
 from explorer.ui import Explorer
 from explorer.ui.clocks import PREVIEW_LINE
 from explorer.ui.controls import Controls
 from explorer.ui.figures import STATUS_LABELS, two_clocks
 from explorer.ui.page_frames import PageFrames
+from explorer.ui.page_steps import PageSteps
 
 
 def events_drawn(explorer) -> int:
@@ -92,3 +94,30 @@ def test_a_trace_is_found_by_the_name_it_was_made_as_and_a_missing_name_fails_lo
         assert explorer.clocks.data[clocks.index(status)].name == label
         assert len(update.traces[clocks.index(status)]["x"]) == int((events["status"] == status).sum())
     assert sorted(update.traces) == list(range(len(explorer.clocks.data)))
+
+
+def test_a_burst_of_moves_from_the_page_is_drawn_at_its_last_position_only():
+    """Each value the page sent was computed and drawn in its own message handler, one after the other, so ten
+    quick presses cost ten frames and the last position came last of all (issue 30's bursts). Moves from the page
+    now only ask ``latest_only`` for a redraw; what runs computes the position the controls hold then."""
+    explorer = Explorer(generate("textbook", events=2000), "textbook")
+    explorer.controls.delay.value = 3.0  # from Python: drawn before the setter returns
+    assert delay_of(explorer.result.config) == 3_000_000
+    computed: list[int] = []
+    get = explorer.ahead.get
+    explorer.ahead.get = lambda config, key: (computed.append(delay_of(config)), get(config, key))[1]
+    with explorer._lock:  # the explorer is busy (a redraw under way): the page's messages keep coming
+        for value in (3.5, 4.0, 4.5, 5.0, 5.5, 6.0):
+            explorer.controls.delay.set_state({"value": value})  # as ipywidgets hands over the page's message
+        assert delay_of(explorer.result.config) == 3_000_000  # nothing computed in the handlers
+    explorer.wait_until_settled()
+    assert delay_of(explorer.result.config) == 6_000_000
+    assert set(computed) == {6_000_000}
+
+
+def test_a_redraw_that_fails_off_the_kernels_thread_is_said_in_the_status_line():
+    explorer = Explorer(generate("textbook", events=500), "textbook")
+    explorer.page_steps = PageSteps(lambda: 1 / 0, explorer.page_steps.latest._failed)  # a redraw that fails
+    explorer.controls.delay.set_state({"value": 4.0})
+    explorer.wait_until_settled()
+    assert "could not redraw: ZeroDivisionError" in explorer.status_line.html.value

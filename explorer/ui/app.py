@@ -44,7 +44,9 @@ from explorer.ui.frames_ahead import Frame, FramesAhead, Position, Request, fram
 from explorer.ui.histogram import DelayHistogram
 from explorer.ui.inspector import Inspector
 from explorer.ui.job_log_panel import JobLogPanel
+from explorer.ui.latest_only import from_page
 from explorer.ui.page_frames import ClocksUpdate, PageFrames
+from explorer.ui.page_steps import PageSteps
 from explorer.ui.page_layout import page
 from explorer.ui.panels import SparkPanel
 from explorer.ui.prefetch import Prefetcher
@@ -116,6 +118,7 @@ class Explorer:
         self.histogram = self.delay_histogram.figure
         self.fit_width = FitWidth([self.clocks, self.histogram, self.sweep.figure, self.compare_panel.figure,
                                    self.job_log_panel.figure])
+        self.page_steps = PageSteps(self._refresh_for_page, lambda exc: self._say(f"could not redraw: {exc!r}"))
         self.controls.show(config or preset(preset_name))
         self._wire()
         self.data.name(self.stream)
@@ -128,14 +131,24 @@ class Explorer:
                 widget.observe(self._on_control, names="value")
         self.controls.preset.observe(self._on_preset, names="value")
 
-    def _on_control(self, change: dict[str, Any] | None = None) -> None:
+    def _on_control(self, change: dict[str, Any]) -> None:
+        """A setting changed. From the page, the redraw is left to ``page_steps`` (a burst of moves draws its last
+        position, not each one in turn); from Python, it is done here, before the setter returns. The slider that
+        moved last, and which way, is noted: the frames computed ahead follow it."""
+        slider = self.controls.slider_name(change["owner"])
+        moving = None if slider is None else (slider, 1 if change["new"] >= change["old"] else -1)
+        if from_page(change):
+            self._moving = moving or self._moving
+            try:  # the position moved to, and whether the page held its frame as it moved (so drew it)
+                request = (self._stream_generation, self.controls.config(), self.key.value)
+                self.page_steps.moved((request, self.stepper.at_last_batch and self.page_frames.holds(request)))
+            except InputError:
+                self.page_steps.moved(None)
+            return
         with self._lock:
-            if self._quiet:
-                return
-            slider = self.controls.slider_name(change["owner"]) if change else None
-            if slider is not None and change is not None:
-                self._moving = (slider, 1 if change["new"] >= change["old"] else -1)
-            self.refresh()
+            if not self._quiet:
+                self._moving = moving or self._moving
+                self.refresh()
 
     def _on_preset(self, change: dict[str, Any]) -> None:
         with self._lock:
@@ -195,7 +208,12 @@ class Explorer:
         with self._lock:
             self._refresh(reset_stepper)
 
-    def _refresh(self, reset_stepper: bool) -> None:
+    def _refresh_for_page(self) -> None:
+        """The redraw ``latest_only`` runs after moves in the page: for the controls as they are now."""
+        with self._lock:
+            self._refresh(False, from_page=True)
+
+    def _refresh(self, reset_stepper: bool, from_page: bool = False) -> None:
         start = time.perf_counter()
         try:
             config = self.controls.config()
@@ -211,7 +229,8 @@ class Explorer:
         self.status_line.clear_error()  # the settings work now; a note (what a file was read as) stays
         self.stepper.follow(int(self.result.events["batch"].max()), reset_stepper)
         self._post_position()
-        page_drew = not reset_stepper and self._page_holds(request)
+        page_drew = not reset_stepper and (self.page_steps.page_drew(request) if from_page else
+                                           self.stepper.at_last_batch and self.page_frames.holds(request))
         self._request = request
         view = self._view()
         assert view is not None  # self.result was just set
@@ -270,6 +289,7 @@ class Explorer:
 
     def wait_until_settled(self, timeout: float = 10.0) -> None:
         """Block until the full redraw after the last control change is done (tests and scripts only)."""
+        self.page_steps.wait(timeout)
         self.clocks_view.wait_until_settled(timeout)
 
     @property
@@ -278,24 +298,23 @@ class Explorer:
         return self.clocks_view.note
 
     # --- the page's frames (page_frames.py) and those computed ahead (frames_ahead.py) ------------
-    def _page_holds(self, request: Request) -> bool:
-        """Whether the page held this step's frame when the slider moved, and so drew it (page_frames.py)."""
-        return self.stepper.at_last_batch and self.page_frames.holds(request)
-
-    def _on_page_drawn(self, request: Hashable, update: ClocksUpdate) -> None:
-        """The page drew a frame it held: the Python figure mirrors it (page_frames.mirror)."""
+    def _on_page_drawn(self, request: Hashable, update: ClocksUpdate, stale: bool) -> None:
+        """The page drew a frame it held: the Python figure mirrors it (page_frames.mirror); or, when a frame the
+        kernel sent earlier lands on top of it (``stale``), the kernel sends it (``page_steps``)."""
         with self._lock:
-            self.clocks_view.mirror(update)
-            view = self._view()
-            if request != self._request and view is not None:  # a control changed in the kernel meanwhile (a preset)
-                self.clocks_view.draw(view, INTERACTIVE_BUDGET)
+            if not stale:
+                self.clocks_view.mirror(update)
+            self._page_showed(request, stale)
 
     def _on_page_missed(self, request: Hashable) -> None:
         """The page held the frame but could not draw it: send it after all."""
         with self._lock:
-            view = self._view()
-            if request == self._request and view is not None:
-                self.clocks_view.draw(view, INTERACTIVE_BUDGET)
+            self._page_showed(request, stale=True)
+
+    def _page_showed(self, request: Hashable, stale: bool) -> None:
+        view = self._view()
+        if self.page_steps.shown_by_page(request, self._request, stale) and view is not None:
+            self.clocks_view.draw(view, INTERACTIVE_BUDGET)
 
     def _on_page_drew(self, change: dict[str, Any]) -> None:
         """Plotly's widget reports its trace deltas once the page has drawn an update."""

@@ -1,11 +1,12 @@
 """The two-clocks figure and all that draws it: its traces (made once, found by name), the frame sent for a
 View, and the full redraw once the controls rest.
 
-A module of its own because the figure is drawn from three threads: the kernel's (a control moved), the settle
-timer's (every point, once the controls rest) and Spark's (its Result in place of the preview). What a draw
-reads comes in a ``View``, an immutable snapshot taken by whoever asks for the draw; the timer is handed the
-View it draws through ``latest`` (the View posted last), which, like the rows behind the points drawn and the
-title sent, is read and written only under ``_lock``. No draw reads a widget or the explorer's attributes.
+A module of its own because the figure is drawn from four threads: the kernel's (a control moved from Python,
+or the stepper), ``latest_only``'s (a control moved in the page), the settle timer's (every point, once the
+controls rest) and Spark's (its Result in place of the preview). What a draw reads comes in a ``View``, an
+immutable snapshot taken by whoever asks for the draw; the timer is handed the View it draws through ``latest``
+(the View posted last), which, like the rows behind the points drawn and the title sent, is read and written
+only under ``_lock``. No draw reads a widget or the explorer's attributes.
 """
 
 from __future__ import annotations

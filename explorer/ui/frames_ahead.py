@@ -3,7 +3,7 @@
 A slider moves one step at a time, so while the user looks at a frame the frames one and two steps away are
 computed on the prefetch thread (``prefetch.py``) and each is handed to the page as soon as it is ready
 (``page_frames.py``), if the controls are still one step from it. That check runs on the prefetch thread, so
-it reads no widget: the kernel's thread posts a ``Position`` (every control's value, the key, the stream and
+it reads no widget: the explorer's handlers post a ``Position`` (every control's value, the key, the stream and
 its generation) each time the controls change, under this part's lock, and the check reads the last one posted.
 """
 
@@ -64,7 +64,7 @@ def make_frame(stream: Stream, request: tuple[RunConfig, str]) -> Frame:
 
 @dataclass(frozen=True)
 class Position:
-    """Where the controls are, as the kernel's thread last posted it: what a frame computed ahead is held against."""
+    """Where the controls are, as the explorer's handlers last posted it: what a frame computed ahead is held against."""
 
     generation: int
     stream: Stream
@@ -101,7 +101,7 @@ class FramesAhead:
         return self._prefetcher().get((config, key))
 
     def post(self, position: Position) -> None:
-        """The controls are at ``position`` now (the kernel's thread, whenever they change)."""
+        """The controls are at ``position`` now (the explorer's handlers, whenever they change)."""
         with self._lock:
             self._position = position
 
@@ -110,7 +110,7 @@ class FramesAhead:
 
     def prefetch_neighbours(self, moving: tuple[str, int], generation: int, key: str) -> None:
         """Start computing where ``moving`` (the slider that moved last, and its direction) goes next, and the
-        delay's neighbours if it is another slider (kernel's thread)."""
+        delay's neighbours if it is another slider (the explorer's handlers)."""
         if not self.computes_ahead():
             return
         slider, direction = moving

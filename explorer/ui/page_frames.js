@@ -71,6 +71,16 @@ export default {
       return true;
     }
 
+    // the last trace edit the kernel sent this figure that reached the page: a kernel frame sent after it is
+    // still on its way, and lands on top of whatever the page draws now (page_frames.py: "seen")
+    let seen = 0;
+    const heard = (name) => figure.on(`change:${name}`, () => {
+      const message = figure.get(name);
+      if (message && message.trace_edit_id > seen) seen = message.trace_edit_id;
+    });
+    heard("_py2js_update");
+    heard("_py2js_restyle");
+
     let pending = null; // the latest slider move not drawn yet
     for (const slider of sliders) {
       slider.on("change:value", () => {
@@ -83,7 +93,7 @@ export default {
           pending = null;
           if (!frame) return; // the kernel knows this page holds no such frame and draws the step itself
           const drew = current(frame.context) && draw(frame);
-          model.send({ kind: drew ? "drew" : "missed", token: frame.token });
+          model.send({ kind: drew ? "drew" : "missed", token: frame.token, seen });
         });
       });
     }

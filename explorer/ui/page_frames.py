@@ -15,6 +15,10 @@ The protocol, all in custom messages of this widget:
   Python figure, so its next update is computed against what the page shows; or ``missed`` (token): the
   page held the frame but could not draw it (a control had changed in the page meanwhile, or the figure is
   not displayed), and the kernel sends the frame after all.
+- ``seen`` (with ``drew`` and ``missed``): the highest trace edit id of the kernel's messages to the figure
+  that had reached the page when it drew. A frame the kernel sent for an earlier position after that one was
+  still on its way, and the page draws it over the step it drew itself; so when the figure's last edit id is
+  higher, the kernel sends the step's frame again (``stale``) instead of mirroring it.
 
 With the explorer shown in two pages at once, "held" reports the last page that spoke; the other page may
 show the previous frame until the controls rest (the settled redraw goes to every page).
@@ -70,7 +74,7 @@ class PageFrames(anywidget.AnyWidget):
     capacity = T.Int(12).tag(sync=True)
 
     def __init__(self, sliders: list[W.Widget], watched: list[W.Widget], figure: W.Widget,
-                 on_drawn: Callable[[Hashable, ClocksUpdate], None], on_missed: Callable[[Hashable], None]):
+                 on_drawn: Callable[[Hashable, ClocksUpdate, bool], None], on_missed: Callable[[Hashable], None]):
         super().__init__(sliders=sliders, watched=watched, figure=figure, layout=W.Layout(display="none"))
         self._on_drawn, self._on_missed = on_drawn, on_missed
         self._token = 0
@@ -122,6 +126,11 @@ class PageFrames(anywidget.AnyWidget):
         with self._lock:
             return any(self._pushed[t][0] == request for t in self._held if t in self._pushed)
 
+    def stale(self, seen: object) -> bool:
+        """Whether the kernel sent the figure a trace edit the page had not received when it drew (``seen``, the
+        page's last; a page that does not say is taken as up to date)."""
+        return isinstance(seen, int) and int(getattr(self.figure, "_last_trace_edit_id", 0)) > seen
+
     def clear(self) -> None:
         with self._lock:
             self._pushed.clear()
@@ -138,6 +147,6 @@ class PageFrames(anywidget.AnyWidget):
             request, frame = pushed
             if kind == "drew":
                 self.drawn_in_page += 1
-                self._on_drawn(request, frame)
+                self._on_drawn(request, frame, self.stale(content.get("seen")))
             else:
                 self._on_missed(request)

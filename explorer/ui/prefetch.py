@@ -22,7 +22,7 @@ class Prefetcher(Generic[K, T]):
     At most ``size`` keys are kept (least recently used go first). A key still waiting in the queue when it
     is asked for is computed at once rather than behind the other guesses; one already running is waited
     for, since it is partly done. An exception raised by ``make`` is raised by ``get``, as if it ran there.
-    Call it from one thread (the kernel's); only ``make`` runs on the worker.
+    Call it from one thread at a time (the explorer's handlers, under its lock); only ``make`` runs on the worker.
     """
 
     def __init__(self, make: Callable[[K], T], size: int = 6):

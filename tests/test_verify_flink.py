@@ -6,6 +6,7 @@ arrival time.
 One engine run per case, shared by the tests that read it (module-scoped fixtures): each Flink job takes 15-30 s.
 """
 
+import bz2
 import gzip
 import json
 import subprocess
@@ -206,3 +207,7 @@ def test_the_java_job_reads_the_users_file_as_the_explorer_did(kafka_export, tmp
     plain.write_text('event_time,key\n5,a\n3,"b, c"\n9,a\n1.5,b\n9,b\n')
     stream = load_events(plain)
     assert java_reads(plain, stream, tmp_path) == explorer_reads(stream)
+    packed = tmp_path / "plain.csv.bz2"  # the explorer reads it; Flink's jars have no bzip2: refused, not misread
+    packed.write_bytes(bz2.compress(plain.read_bytes()))
+    with pytest.raises(AssertionError, match="bzip2 and Zstandard have no reader among Flink's jars"):
+        java_reads(packed, load_events(packed), tmp_path)

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 JAVA_READING = r'''
     /** The file as a table of strings: CSV (RFC 4180 quoting), or JSON lines or a JSON array with nested records
-     *  flattened to dotted columns (payload.after.ts); gzip when the name ends in .gz. */
+     *  flattened to dotted columns (payload.after.ts); gzip when the name ends in .gz (.bz2, .zst refused). */
     static List<java.util.Map<String, String>> readEvents(Path path) throws IOException {
         if (!READER.equals("csv") && !READER.equals("json")) {
             throw new IOException(READER + " files have no reader among Flink's jars; export the events as CSV");
         }
+        String name = path.toString().toLowerCase();
+        if (name.endsWith(".bz2") || name.endsWith(".zst")) {
+            throw new IOException(path + ": bzip2 and Zstandard have no reader among Flink's jars; decompress it or gzip it");
+        }
         byte[] bytes = Files.readAllBytes(path);
-        if (path.toString().toLowerCase().endsWith(".gz")) {
+        if (name.endsWith(".gz")) {
             bytes = new java.util.zip.GZIPInputStream(new java.io.ByteArrayInputStream(bytes)).readAllBytes();
         }
         String text = new String(bytes, StandardCharsets.UTF_8);

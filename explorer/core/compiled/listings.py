@@ -46,7 +46,7 @@ class _HeadLists:
 def _read_heads(prepared: Prepared, heads: Ints, counts: Ints) -> _HeadLists:
     from explorer.core.compiled.driver import gather_ids
 
-    unique, head_of = np.unique(np.where(counts > 0, heads, -1), return_inverse=True)
+    head_of, unique = pd.factorize(np.where(counts > 0, heads, -1))  # (hashed: in any order, not sorted)
     longest = np.zeros(len(unique), np.int64)
     np.maximum.at(longest, head_of, counts)
     state = prepared.state

@@ -59,6 +59,7 @@ class FixedWindows:
     key: npt.NDArray[np.int64]
     start: npt.NDArray[np.int64]
     end: npt.NDArray[np.int64]
+    full: bool  # every event has all its windows (no −1): tumbling windows, and sliding ones a whole number of slides long
 
 
 def fixed_windows(stream: Stream, config: RunConfig) -> FixedWindows:
@@ -76,14 +77,18 @@ def _fixed_windows(codes: EventCodes, size: int, slide: int, end_inclusive: bool
     slot k (start = offset + k × slide)."""
     placed = codes.t - 1 if end_inclusive else codes.t  # (start, end] as [start, end) one µs on
     per_event = -(-size // slide)
-    latest = (placed - offset) // slide  # the slot of the event's latest window
+    latest = (placed - offset if offset else placed) // slide  # the slot of the event's latest window
     slots = latest[:, None] - np.arange(per_event, dtype=np.int64)[None, :] if per_event > 1 else latest[:, None]
-    starts = slots * slide + offset
-    valid = starts > (placed - size)[:, None]
-    if from_zero:
-        valid &= (starts >= 0) | (placed < 0)[:, None]
-    del starts
-    every = bool(valid.all())  # (tumbling windows: each event has its one window; no mask to copy through)
+    # a window a whole number of slides long always holds each of its per_event candidates (the latest starts
+    # after placed − slide): then no mask is made or copied through (tumbling windows, 10M events: 0.4 s)
+    every = size % slide == 0 and not from_zero
+    if not every:
+        starts = slots * slide + offset
+        valid = starts > (placed - size)[:, None]
+        if from_zero:
+            valid &= (starts >= 0) | (placed < 0)[:, None]
+        del starts
+        every = bool(valid.all())
     slot = slots.ravel() if every else slots[valid]
     keys = np.broadcast_to(codes.key[:, None], slots.shape)
     keys = keys.ravel() if every else keys[valid]
@@ -101,7 +106,7 @@ def _fixed_windows(codes: EventCodes, size: int, slide: int, end_inclusive: bool
         window_of = np.full(slots.shape, -1, dtype=np.int64)
         window_of[valid] = ids
     w_start = np.asarray(w_slot, dtype=np.int64) * slide + offset
-    return FixedWindows(window_of, np.asarray(w_key, dtype=np.int64), w_start, w_start + size)
+    return FixedWindows(window_of, np.asarray(w_key, dtype=np.int64), w_start, w_start + size, every)
 
 
 @dataclass
@@ -152,12 +157,11 @@ def _blocks(bound_per_group: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     return np.concatenate([[0], np.cumsum(bound_per_group)[:-1]]).astype(np.int64)
 
 
-def _touched(batches: Batches, source: npt.NDArray[np.int64], n_sources: int) -> int:
+def _touched(batches: Batches, source: npt.NDArray[np.int64], n_sources: int, largest: int) -> int:
     """How many (batch, source) pairs have an event: a trace row each. Counted without hashing every event when
-    each batch holds at most one (the default, a batch per event) or there is one source."""
-    sizes = np.diff(batches.starts)
-    if n_sources == 1 or int(sizes.max(initial=0)) <= 1:
-        return int(np.count_nonzero(sizes))
+    each batch holds at most one (``largest``: the default, a batch per event) or there is one source."""
+    if n_sources == 1 or largest <= 1:
+        return int(np.count_nonzero(np.diff(batches.starts)))
     return len(pd.unique(batches.number * n_sources + source))
 
 
@@ -197,17 +201,21 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         windows = fixed_windows(stream, config)
         per_event, n_windows = windows.window_of.shape[1], len(windows.key)
         window_of = windows.window_of.ravel()
-        pairs = (windows.window_of >= 0).sum(axis=1)
-        fire_bound = np.bincount(group, weights=pairs, minlength=n_groups).astype(np.int64)  # admissions
+        if windows.full:
+            fire_bound = events_per_group * per_event  # admissions
+        else:
+            pairs = (windows.window_of >= 0).sum(axis=1)
+            fire_bound = np.bincount(group, weights=pairs, minlength=n_groups).astype(np.int64)
         purge_bound = fire_bound  # a fire follows a push
-        nodes = int(pairs.sum())
+        nodes = int(fire_bound.sum())
         window_key, window_start, window_end = windows.key, windows.start, windows.end
     n_batches = len(batches.commit_time)
+    largest_batch = int(np.diff(batches.starts).max(initial=0))
     # a trace row per source touched by each batch (and the merged row), plus room for heartbeats and the
     # no-data batch; emissions: about one per window. run_kernel runs again with the counted sizes when a
     # guess falls short.
     touched = stream.cached(("compiled-touched", config.batches, settings["per_key"], settings["merged"],
-                             settings["per_partition"]), lambda: _touched(batches, source, len(source_names)))
+                             settings["per_partition"]), lambda: _touched(batches, source, len(source_names), largest_batch))
     trace = trace if trace is not None else (touched + (n_batches if settings["merged"] else 0)
                                              + len(source_names) + 256)
     if emissions is None:  # on-update: an emission per (event, window) taken; a session's tombstones, ≤ 2 per event
@@ -225,8 +233,8 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         "fire": total_fire, "purge": int(purge_bound.sum()),
         "idle": n if settings["idle_timeout"] >= 0 else 0,  # one push per event
         "due": total_fire + n + n_groups if settings["event_clock"] else 0,  # per push, fast-forward, group
-        "dirty": int(np.diff(batches.starts).max()) * per_event,
-        "touching": int(np.bincount(codes.key, minlength=n_keys).max()),
+        "dirty": largest_batch * per_event,
+        "touching": int((events_per_group if group is codes.key else np.bincount(codes.key, minlength=n_keys)).max()),
         "emission_slots": emissions * L.EM_FIELDS, "trace_slots": trace * L.TR_FIELDS,
         "part_heap": n + n_parts if merged and settings["source_idle_timeout"] >= 0 else 0,  # a push per record + the start
         "merge_tree": 2 * merge_leaves,

@@ -128,13 +128,14 @@ def assignment_table(config: RunConfig, prepared: Prepared) -> pd.DataFrame:
         window_of = prepared.table("window_of")
         valid = window_of >= 0
         late, admitted = prepared.table("pair_late") == 1, prepared.table("pair_admitted") == 1
+        per_event = prepared.state.per_event
         if valid.all():  # (tumbling windows: every event has its one window)
-            event, wid = np.arange(len(valid)) // prepared.state.per_event, window_of
+            event, wid = np.arange(len(valid)) // per_event if per_event > 1 else np.arange(len(valid)), window_of
         else:
-            event = np.flatnonzero(valid) // prepared.state.per_event
+            event = np.flatnonzero(valid) // per_event
             wid, late, admitted = window_of[valid], late[valid], admitted[valid]
         start, end = windows.start[wid], windows.end[wid]
-        if prepared.state.per_event > 1:
+        if per_event > 1:
             order = np.lexsort((end, start, ~admitted, event))
             event, start, end, late, admitted = event[order], start[order], end[order], late[order], admitted[order]
     return pd.DataFrame({"event": event, "start": start, "end": end, "late": late, "admitted": admitted},

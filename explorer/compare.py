@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from explorer.compare_cause import Counterfactuals
-from explorer.config import FIELD_BY_OPTION, BatchSpec, RunConfig, WindowSpec, apply_delay, preset, time_option
+from explorer.config import ENGINE_WORDS, FIELD_BY_OPTION, BatchSpec, RunConfig, WindowSpec, apply_delay, preset, time_option
 from explorer.core import Result, run
 from explorer.errors import InputError
 from explorer.streams import Stream
@@ -121,7 +121,7 @@ def side_config(label: str, window: WindowSpec | None = None, delay: int | None 
     for item in overrides:
         field, _, value = item.partition("=")
         field = field.strip().replace("-", "_")
-        if field in FIELD_BY_OPTION and field != "delay":
+        if (field in FIELD_BY_OPTION or field in ENGINE_WORDS) and field != "delay":
             try:
                 field_name, parsed = time_option(field, value)
             except InputError as error:

@@ -118,7 +118,7 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bo
         late_fires_per_element=draw(st.booleans()),
         source_idle_timeout=None if fast_only else draw(st.one_of(st.none(), st.integers(1, 20).map(lambda x: x * S))),
         watermark_unit=draw(st.sampled_from([1, 1, 1_000, S])),  # µs (exact), Spark's ms, whole seconds
-        emit=draw(st.sampled_from([Emit.ON_CLOSE, Emit.ON_CLOSE, Emit.ON_UPDATE])),
+        emit=draw(st.sampled_from([Emit.ON_CLOSE, Emit.ON_CLOSE, Emit.ON_UPDATE, Emit.ON_BATCH])),
         panes=draw(st.sampled_from(list(Panes))),
     )
     return RunConfig(window=window, time=time, batches=draw(batch_specs(has_batch)), preset="custom")

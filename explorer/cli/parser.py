@@ -14,7 +14,7 @@ from decimal import Decimal, InvalidOperation
 from dataclasses import replace
 from typing import Any, NoReturn
 
-from explorer.config import (PRESETS, TIME_FIELDS, BatchSpec, RunConfig, WindowSpec, apply_delay, load_yaml_config,
+from explorer.config import (ENGINE_WORDS, PRESETS, TIME_FIELDS, BatchSpec, RunConfig, WindowSpec, apply_delay, load_yaml_config,
                              preset)
 from explorer.errors import InputError
 from explorer.export import TARGETS as EXPORT_TARGETS
@@ -82,6 +82,9 @@ def _add_config(parser: argparse.ArgumentParser) -> None:
         else:
             g.add_argument(f"--{spec.option.replace('_', '-')}", dest=spec.option, help=spec.help,
                            choices=spec.choices or None)
+    for words in ENGINE_WORDS.values():
+        g.add_argument(f"--{words.option.replace('_', '-')}", dest=words.option, help=words.help,
+                       choices=list(words.words))
 
 
 def _add_engine(parser: argparse.ArgumentParser, streaming: bool = True) -> None:
@@ -265,6 +268,15 @@ def build_config(args: argparse.Namespace) -> tuple[RunConfig, str | None]:
     for spec in TIME_FIELDS:
         if spec.option != "delay" and getattr(args, spec.option) is not None:
             changes[spec.name] = spec.parse(getattr(args, spec.option))
+    for words in ENGINE_WORDS.values():
+        given = getattr(args, words.option, None)
+        if given is None:
+            continue
+        value = words.parse(given)
+        if changes.get(words.field, value) != value:
+            raise InputError(f"--{words.option.replace('_', '-')} {given} and --{words.field.replace('_', '-')} "
+                             f"{getattr(args, words.field)} say different things; give one")
+        changes[words.field] = value
     config = config.with_time(**changes)
     if getattr(args, "delay", None) is not None:
         config = apply_delay(config, parse_duration(args.delay))

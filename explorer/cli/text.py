@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from explorer.compare import Comparison
-from explorer.config import BatchSpec, RunConfig, Strategy, what_if
+from explorer.config import BatchSpec, RunConfig, Strategy, emission, what_if
 from explorer.core import Result
 from explorer.core.result import Reason, json_units
 from explorer.metrics import FrontierPoint, LiveTuning, Tuning, best_point
@@ -35,8 +35,8 @@ DELAY_WORDS: dict[str, str] = {
     "bytewax": "wait_for_system_duration",
     "storm": "lag",
 }
-NEGATIVE_LATENCY = ("negative: emitted before the window's end, as emitting on update forwards each record's "
-                    "update at once")
+NEGATIVE_LATENCY = ("negative: emitted before the window's end, as emitting on update forwards a window's updates "
+                    "as they come (each record's, or each batch's)")
 
 
 def delay_word(preset_name: str) -> str:
@@ -50,6 +50,7 @@ def print_run_table(result: Result, stream: Stream) -> None:
     config = result.config
     print(f"{result.stream_name}: {m.events} events, preset {config.preset}, window {config.window}")
     print(f"  cadence: {(config.batches or BatchSpec()).describe()} (--batches)")
+    print(f"  output: {emission(config)}")
     unreal = what_if(config)
     if unreal:
         print(f"  WHAT IF: {', '.join(unreal)} {'is not a setting' if len(unreal) == 1 else 'are not settings'} "

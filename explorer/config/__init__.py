@@ -111,10 +111,16 @@ class Emit(str, Enum):
     Streams'; there ``emitStrategy(onWindowClose)`` or ``suppress(untilWindowCloses)``).
     ON_UPDATE: every record a window takes forwards the window's new result at once, a revision; nothing is
     emitted when it closes (Kafka Streams' default, as with caching off: the TopologyTestDriver's view).
+    ON_BATCH: the same updates, coalesced per batch: when a batch commits, each window the batch changed emits
+    once, with its whole result after the batch; nothing is emitted when it closes. Spark's outputMode("update")
+    (the batches are its micro-batches), and Kafka Streams' record cache, which forwards a key's latest result at
+    each commit (batches of ``commit.interval.ms``). Decisions (drops, eviction) are on-update's, so the
+    windows table is cut from the on-update one after any runner (``core/coalesce.py``).
     """
 
     ON_CLOSE = "on-close"
     ON_UPDATE = "on-update"
+    ON_BATCH = "on-batch"
 
 
 class Panes(str, Enum):
@@ -360,15 +366,15 @@ def describe(config: RunConfig) -> dict[str, Any]:
 
 # The parts around the model, after it: each imports the model's names from here (the package is initialised
 # first, so they are defined by then). TimeConfig checks its values against TIME_FIELDS when it is built.
-from explorer.config.fields import FIELD_BY_OPTION, TIME_FIELDS, TimeField, time_option  # noqa: E402
-from explorer.config.presets import PRESETS, Preset, apply_delay, delay_of, preset, what_if  # noqa: E402
+from explorer.config.fields import ENGINE_WORDS, FIELD_BY_OPTION, TIME_FIELDS, TimeField, time_option  # noqa: E402
+from explorer.config.presets import PRESETS, Preset, apply_delay, delay_of, emission, preset, what_if  # noqa: E402
 from explorer.config.voltsp_yaml import (MAX_YAML_BYTES, MAX_YAML_NODES, LoadedConfig, load_yaml_config,  # noqa: E402
                                          read_yaml, time_config_to_voltsp)
 
 __all__ = [
-    "FIELD_BY_OPTION", "MAX_DURATION", "MAX_WINDOWS_PER_EVENT", "MAX_YAML_BYTES", "MAX_YAML_NODES", "MILLISECOND",
+    "ENGINE_WORDS", "FIELD_BY_OPTION", "MAX_DURATION", "MAX_WINDOWS_PER_EVENT", "MAX_YAML_BYTES", "MAX_YAML_NODES", "MILLISECOND",
     "PRESETS", "SECOND", "TIME_FIELDS", "BatchKind", "BatchSpec", "Emit", "LatePolicy", "LatenessRule",
     "LoadedConfig", "Panes", "Preset", "RefusedWhen", "RunConfig", "Schedule", "Scope", "Strategy", "TimeConfig",
-    "TimeField", "TimeSource", "WindowKind", "WindowSpec", "apply_delay", "delay_of", "describe",
+    "TimeField", "TimeSource", "WindowKind", "WindowSpec", "apply_delay", "delay_of", "describe", "emission",
     "load_yaml_config", "preset", "read_yaml", "time_config_to_voltsp", "time_option", "what_if",
 ]

@@ -156,7 +156,9 @@ TIME_FIELDS: tuple[TimeField, ...] = (
               "that move it and the delay are truncated toward zero to it (Spark: 1ms; default 1us, exact)",
               yaml="watermarkUnit", positive=True),
     TimeField("emit", "emit", "on-close: a window is emitted when the watermark closes it; on-update: every record "
-              "it takes emits its new result at once, and its close emits nothing (Kafka Streams' default)", Emit,
+              "it takes emits its new result at once, and its close emits nothing (Kafka Streams' default); on-batch: "
+              "those updates coalesced per batch, each window a batch changed emitted once at its commit with its "
+              "result after it (Spark's update output mode; Kafka Streams' record cache per commit interval)", Emit,
               "emit"),
     TimeField("panes", "panes", "what a window's later emissions carry: the whole window (accumulating) or only the "
               "events since its previous one (discarding, Beam's discardingFiredPanes)", Panes, "panes"),
@@ -164,7 +166,37 @@ TIME_FIELDS: tuple[TimeField, ...] = (
 FIELD_BY_OPTION = {spec.option: spec for spec in TIME_FIELDS}
 
 
+@dataclass(frozen=True)
+class EngineWords:
+    """An engine's own option for a field, in the words its users write: Spark's ``outputMode("update")`` is
+    ``--output-mode update``, which sets ``--emit on-batch``. The field stays one (every engine's emission is
+    ``emit``); this is another way to write it, for the CLI and compare's ``spark:output_mode=update``."""
+
+    option: str
+    field: str
+    help: str
+    words: dict[str, Any]
+
+    def parse(self, value: Any) -> Any:
+        try:
+            return self.words[str(value).strip().lower()]
+        except KeyError:
+            raise InputError(f"--{self.option.replace('_', '-')} must be one of {', '.join(self.words)}, "
+                             f"not {value!r}") from None
+
+
+ENGINE_WORDS: dict[str, EngineWords] = {w.option: w for w in (
+    EngineWords("output_mode", "emit", "Spark's outputMode: append (a window once, when the watermark passes its "
+                "end: --emit on-close) or update (every micro-batch, each window it changed: --emit on-batch)",
+                {"append": Emit.ON_CLOSE, "update": Emit.ON_BATCH}),
+)}
+
+
 def time_option(option: str, text: Any) -> tuple[str, Any]:
-    """A named option's value as (TimeConfig field, value): ('strategy', 'max') → ('strategy', Strategy.MAX)."""
+    """A named option's value as (TimeConfig field, value): ('strategy', 'max') → ('strategy', Strategy.MAX);
+    an engine's own word too: ('output_mode', 'update') → ('emit', Emit.ON_BATCH)."""
+    if option in ENGINE_WORDS:
+        words = ENGINE_WORDS[option]
+        return words.field, words.parse(text)
     spec = FIELD_BY_OPTION[option]
     return spec.name, spec.parse(text)

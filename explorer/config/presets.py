@@ -33,6 +33,9 @@ class Preset:
     # any other field moved off the preset's value is a "what if" (:func:`what_if`): a run the engine itself
     # cannot make
     settings: frozenset[str] = frozenset()
+    # of those settings, the ones whose API offers only some of the values: Spark's outputMode has append and
+    # update (emit on-close, on-batch) but nothing that forwards every row
+    only: tuple[tuple[str, frozenset[Any]], ...] = ()
 
 
 PRESETS: dict[str, Preset] = {
@@ -59,8 +62,10 @@ PRESETS: dict[str, Preset] = {
     "spark": Preset(
         "spark",
         "Spark Structured Streaming: withWatermark(col, delay) + groupBy(window|session_window, key) in append "
-        "mode. One global watermark = max event time seen − delay (floored at 0), in whole milliseconds (event "
-        "times enter it as t / 1000 ms); a row is dropped for a window whose end ≤ the previous micro-batch's "
+        "mode (--output-mode update: each micro-batch writes every window it changed, with its count then, and a "
+        "window the watermark closes writes nothing more; tumbling and sliding windows only). One global "
+        "watermark = max event time seen − delay (floored at 0), in whole milliseconds (event times enter it as "
+        "t / 1000 ms); a row is dropped for a window whose end ≤ the previous micro-batch's "
         "watermark; windows with end ≤ the watermark are emitted. Micro-batches: one per second of arrival time "
         "(a 1 s trigger; Spark's default starts the next micro-batch as soon as the last ends, which on a small "
         "job is about as often); give yours with --batches interval:T.",
@@ -68,7 +73,8 @@ PRESETS: dict[str, Preset] = {
                    schedule=Schedule.BACKLOG, watermark_unit=MILLISECOND),
         delay_field="delay",
         batches=BatchSpec(BatchKind.INTERVAL, interval=SECOND),
-        settings=frozenset({"delay", "scope", "time_source", WINDOW_OFFSET}),
+        settings=frozenset({"delay", "scope", "time_source", "emit", WINDOW_OFFSET}),
+        only=(("emit", frozenset({Emit.ON_CLOSE, Emit.ON_BATCH})),),
     ),
     "flink": Preset(
         "flink",
@@ -191,9 +197,25 @@ def what_if(config: RunConfig) -> list[str]:
     out = []
     for spec in TIME_FIELDS:
         value = getattr(config.time, spec.name)
-        if spec.name in chosen.settings or value == getattr(chosen.time, spec.name):
+        allowed = dict(chosen.only).get(spec.name)
+        if value == getattr(chosen.time, spec.name) or (spec.name in chosen.settings and
+                                                        (allowed is None or value in allowed)):
             continue
         out.append(f"--{spec.option.replace('_', '-')} {spec.to_text(value)}")
     if config.window.offset and WINDOW_OFFSET not in chosen.settings:
         out.append(f"--window {config.window}")  # (its windows start at the epoch: no offset)
     return out
+
+
+def emission(config: RunConfig) -> str:
+    """When windows are emitted, in the words of the config's engine where it has its own (Spark's output modes),
+    for the line beside the cadence (the CLI's run summary, the explorer's cards)."""
+    emit = config.time.emit
+    if config.preset == "spark" and emit in (Emit.ON_CLOSE, Emit.ON_BATCH):
+        return ("update mode: every micro-batch writes each window it changed, with its count then "
+                "(--output-mode update)" if emit is Emit.ON_BATCH else
+                "append mode: each window once, when the watermark passes its end (--output-mode append)")
+    return {Emit.ON_CLOSE: "on close: a window when the watermark closes it (--emit on-close)",
+            Emit.ON_UPDATE: "on update: every record forwards its window's new result (--emit on-update)",
+            Emit.ON_BATCH: "on batch: every batch, each window it changed, once, with its result then "
+                           "(--emit on-batch)"}[emit]

@@ -9,6 +9,7 @@ uses unless asked for the reference.
 from explorer.budget import check_run
 from explorer.config import RunConfig, Scope, TimeSource
 from explorer.core.assemble import run_reference
+from explorer.core.coalesce import coalesce, coalesced
 from explorer.core.compiled import evaluate, evaluate_metrics
 from explorer.core.result import Metrics, Reason, Result, Stat, Status
 from explorer.core.summary import summarize
@@ -25,12 +26,15 @@ def run(stream: Stream, config: RunConfig | None = None, engine: str = "compiled
         raise InputError(f"unknown local engine {engine!r}; use one of {', '.join(ENGINES)}")
     check_run(len(stream), config)
     check_inputs(stream, config)
-    return evaluate(stream, config) if engine == "compiled" else run_reference(stream, config)
+    # on-batch: the kernel runs on-update, and its table is coalesced here (the reference does it in run_reference)
+    return coalesce(evaluate(stream, config)) if engine == "compiled" else run_reference(stream, config)
 
 
 def run_metrics(stream: Stream, config: RunConfig) -> Metrics:
     """Just the metrics (for sweeps): no per-event tables, no window contents."""
     check_inputs(stream, config)
+    if coalesced(config):  # its metrics count the coalesced emissions: the kernel's own are on-update's
+        return coalesce(evaluate(stream, config)).metrics
     return evaluate_metrics(stream, config)
 
 

@@ -9,7 +9,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from explorer.config import Emit, RunConfig, TimeSource, WindowKind
+from explorer.config import RunConfig, TimeSource, WindowKind
+from explorer.core.coalesce import coalesce
 from explorer.core.panes import shape_panes
 from explorer.core.engine import Engine
 from explorer.core.records import Assignment, BatchRows, Emission, Record, StepOutput, as_row
@@ -38,7 +39,7 @@ def run_reference(stream: Stream, config: RunConfig) -> Result:
     outputs = [engine.step(batch) for batch in batch_rows(stream, config)]
     batches = batches_for(stream, config)
     outputs.append(engine.finish(len(batches.commit_time), int(batches.commit_time[-1])))
-    return assemble(stream, config, outputs, max_open=max(o.open_windows or 0 for o in outputs))
+    return coalesce(assemble(stream, config, outputs, max_open=max(o.open_windows or 0 for o in outputs)))
 
 
 def _table(records: Sequence[Record], columns: list[str], optional: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -74,7 +75,10 @@ def assemble(stream: Stream, config: RunConfig, outputs: list[StepOutput], max_o
     emissions = [e for out in outputs for e in out.emissions]
     assignment_rows = [a for out in outputs for a in out.assignments]
     if config.window.kind is WindowKind.SESSION:
-        listings = [e for out in outputs for e in out.settled] if config.time.emit is Emit.ON_UPDATE else emissions
+        # on-update (and on-batch) runs keep what each session held when it closed apart; a runner whose
+        # emissions list whole sessions (Spark's own query in update mode) has none
+        settled = [e for out in outputs for e in out.settled]
+        listings = settled or emissions
         assignment_rows = resolve_sessions(assignment_rows, listings, ev["id"].tolist())
         emissions = in_arrival_order(emissions, ev["id"].tolist())
     assignment_rows.sort(key=lambda a: (a.row, not a.admitted, a.start, a.end))

@@ -84,7 +84,7 @@ class Rules:
     idle_processing: bool  # the idle timeout runs on the processing clock
     heartbeat: int
     # output
-    on_update: bool  # Kafka Streams: every record forwards its window's new result
+    on_update: bool  # Kafka Streams: every record forwards its window's new result (on-batch coalesces them after)
     late_at_once: bool  # Flink: a passed window fires for each late element
 
     @property
@@ -133,7 +133,7 @@ def derive(config: RunConfig) -> Rules:
         idle_timeout=t.idle_timeout,
         idle_processing=t.idle_clock is TimeSource.PROCESSING,
         heartbeat=t.heartbeat,
-        on_update=t.emit is Emit.ON_UPDATE,
+        on_update=t.emit in (Emit.ON_UPDATE, Emit.ON_BATCH),  # on-batch: the same updates, coalesced after the run
         late_at_once=t.late_fires_per_element,
     )
 

@@ -10,7 +10,7 @@ import html
 
 import pandas as pd
 
-from explorer.config import BatchSpec, RunConfig, what_if
+from explorer.config import BatchSpec, RunConfig, emission, what_if
 from explorer.core.result import Metrics, Reason
 from explorer.timeutil import MICROS
 from explorer.ui.words import duration
@@ -70,7 +70,8 @@ def _context(config: RunConfig | None) -> list[str]:
     if config is None:
         return []
     style = "font-size:11px;color:#666;padding:2px 10px;flex-basis:100%"
-    out = [f"<div style='{style}'>cadence: {html.escape((config.batches or BatchSpec()).describe())}</div>"]
+    out = [f"<div style='{style}'>cadence: {html.escape((config.batches or BatchSpec()).describe())}</div>",
+           f"<div style='{style}'>output: {html.escape(emission(config))}</div>"]
     unreal = what_if(config)
     if unreal:
         out.append(f"<div class='wx-what-if' style='{style};color:#a00'>what if: {html.escape(', '.join(unreal))} "

@@ -339,12 +339,22 @@ def _drop_stdout() -> None:
     os.close(null)
 
 
+def _small_pages() -> None:
+    """numpy asks Linux for 2 MB pages for each large array (madvise). On the project's VM a fresh 2 MB page costs
+    the kernel far more than 512 small ones: ``run`` on 10M events spent 7.4–9.0 s of system time with them and
+    4.3–4.7 s without (benchmarks/RESULTS.md, issue 31). The command's own process uses small pages; a notebook
+    or a caller that passes ``argv`` keeps numpy's choice."""
+    np._core.multiarray._set_madvise_hugepage(False)  # type: ignore[attr-defined]  # (numpy's switch has no stub)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command. Without ``argv`` it is the process's own command line (``python -m explorer``, the
     ``watermark-explorer`` script), so Spark's own output may go to a log for the rest of the process; a caller
     that passes ``argv`` and goes on (a test, a notebook) keeps its stderr."""
     if isinstance(sys.stdout, io.TextIOWrapper):  # a key no terminal can print (a lone surrogate) is escaped
         sys.stdout.reconfigure(errors="backslashreplace")
+    if argv is None:
+        _small_pages()
     try:
         args = build_parser().parse_args(argv)
         args.own_process = argv is None

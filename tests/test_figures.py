@@ -115,3 +115,18 @@ def test_the_histograms_count_axis_is_logarithmic_so_the_tail_shows():
     # its background sweep and suggestion end here, not in the tests after this one (one measures memory)
     explorer.wait_for_curve(timeout=300)
     explorer.wait_for_suggestion(timeout=300)
+
+
+def test_a_light_frame_outlines_every_window_with_a_story_and_a_sample_of_the_rest():
+    """A frame drawn while a control moves outlined all ~1,000 windows: an SVG path the page spent ~45 ms a
+    frame on. With a budget it keeps every window a late event re-emitted and an even sample of the others."""
+    config = replace(preset("flink", delay=15 * S, allowed_lateness=2 * S), window=WindowSpec.parse("tumbling:2"))
+    result = run(generate("textbook", events=3000), config)
+    windows = result.windows.drop_duplicates(["key", "start", "end"])
+    late = result.windows[result.windows["reason"] != "WATERMARK"].drop_duplicates(["key", "start", "end"])
+    assert 0 < len(late) < 100 < len(windows)
+    every, light = two_clocks(result), two_clocks(result, hover=False, windows=100)
+    assert len(every.bands[0]) == 6 * len(windows) and "outlines" not in every.note
+    assert len(light.bands[0]) == 6 * 100 and f"outlines of 100 of {len(windows):,} windows" in light.note
+    outlined = set(zip(light.bands[1][0::6], light.bands[1][2::6]))  # (start, end) of each rectangle
+    assert set(zip(late["start"] / S, late["end"] / S)) <= outlined

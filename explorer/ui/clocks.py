@@ -37,6 +37,7 @@ S = MICROS["s"]
 # full budget follows once the controls rest. In headless Chromium, without a GPU, redrawing 20k WebGL
 # points takes most of a slider step.
 INTERACTIVE_BUDGET = 5_000
+INTERACTIVE_WINDOWS = 250  # and at most this many window outlines (figures.window_bands says why)
 SETTLE_SECONDS = 0.5
 PREVIEW_LINE = "the preview's effective watermark"
 
@@ -84,8 +85,9 @@ class ClocksView:
 
         add("diagonal", "scatter", name="ideal (event = arrival)", mode="lines", line=dict(color="#bbb", dash="dot"),
             hoverinfo="skip")
-        # outlines, not fills: filling 1,000 WebGL polygons made every redraw ~5× slower in the browser
-        add("bands", "scattergl", name="windows", mode="lines", line=dict(color="rgba(76,120,168,0.45)", width=1),
+        # outlines, not fills: filling 1,000 WebGL polygons made every redraw ~5× slower in the browser; and in SVG:
+        # as WebGL lines, 1,000 outlines kept software GL busy ~120 ms a frame, in SVG they cost ~40 ms (RESULTS.md)
+        add("bands", "scatter", name="windows", mode="lines", line=dict(color="rgba(76,120,168,0.45)", width=1),
             hoverinfo="skip")
         # one WebGL trace per status, each one colour: a per-point colour array costs Plotly a colour parse per
         # point on every redraw (about 300 ms for 20k events in the browser, far more than sending positions)
@@ -239,8 +241,9 @@ class ClocksView:
         if budget == INTERACTIVE_BUDGET and view.upto is None and view.light is not None:
             data = view.light  # computed with the Result, perhaps ahead of time
         else:
-            data = two_clocks(view.result, key=view.key, upto_batch=view.upto, budget=budget,
-                              hover=budget != INTERACTIVE_BUDGET)
+            light = budget == INTERACTIVE_BUDGET
+            data = two_clocks(view.result, key=view.key, upto_batch=view.upto, budget=budget, hover=not light,
+                              windows=INTERACTIVE_WINDOWS if light else None)
         update = self.update(view, data)
         self._rows.update(update.rows)
         self.note = update.note

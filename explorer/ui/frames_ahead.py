@@ -21,7 +21,7 @@ from explorer.config import RunConfig
 from explorer.core import Result, run
 from explorer.errors import InputError
 from explorer.streams import Stream
-from explorer.ui.clocks import INTERACTIVE_BUDGET, View
+from explorer.ui.clocks import INTERACTIVE_BUDGET, INTERACTIVE_WINDOWS, View
 from explorer.ui.controls import Controls, ControlValues, config_of
 from explorer.ui.figures import TwoClocks, two_clocks
 from explorer.ui.page_frames import ClocksUpdate, PageFrames
@@ -59,7 +59,8 @@ def make_frame(stream: Stream, request: tuple[RunConfig, str]) -> Frame:
     """The frame of ``request`` (settings, key) on ``stream``: what the Prefetcher computes."""
     config, key = request
     result = run(stream, config)
-    return Frame(result, two_clocks(result, key=key, budget=INTERACTIVE_BUDGET, hover=False), key)
+    light = two_clocks(result, key=key, budget=INTERACTIVE_BUDGET, hover=False, windows=INTERACTIVE_WINDOWS)
+    return Frame(result, light, key)
 
 
 @dataclass(frozen=True)

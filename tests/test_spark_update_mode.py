@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from explorer.cli import main
 from explorer.config import BatchKind, BatchSpec, Emit, Schedule, WindowKind, WindowSpec, preset, what_if
 from explorer.core import Result, run, run_metrics
+from explorer.errors import InputError
 from explorer.streams import stream_from_frame
 
 from conftest import make_config
@@ -130,3 +131,36 @@ def test_spark_has_append_and_update_but_not_every_update():
     assert what_if(preset("spark").with_time(emit=Emit.ON_BATCH)) == []
     assert what_if(preset("spark").with_time(emit=Emit.ON_UPDATE)) == ["--emit on-update"]
     assert what_if(replace(preset("spark"), window=WindowSpec.parse("sliding:10:5"))) == []
+
+
+def test_spark_refuses_update_mode_with_session_windows():
+    """StreamingSessionWindowSuite's "update mode - session window": Spark throws "Update output mode not supported
+    for session window"; its own query and the PySpark export refuse it before Spark starts."""
+    from explorer.export import export
+    from explorer.spark.native_result import native_query
+
+    config = replace(preset("spark", emit=Emit.ON_BATCH), window=WindowSpec.parse("session:5"))
+    for refuse in (native_query, lambda c: export(c, "pyspark")):
+        with pytest.raises(InputError, match="Spark refuses update output mode with session windows"):
+            refuse(config)
+    tumbling = replace(config, window=WindowSpec.parse("tumbling:5"))
+    assert native_query(tumbling).output_mode == "update"
+    assert "OUTPUT_MODE = 'update'" in export(tumbling, "pyspark")
+    assert "OUTPUT_MODE = 'append'" in export(preset("spark"), "pyspark")
+
+
+@pytest.mark.parametrize("target", ["flink-java", "pyflink", "beam-python", "bytewax", "voltsp-java"])
+def test_targets_without_update_mode_say_so(target):
+    from explorer.export import export
+
+    text = export(replace(preset("spark", emit=Emit.ON_BATCH), batches=BatchSpec.parse("interval:1s")), target)
+    assert "emit on-batch (each batch's updates coalesced" in text
+
+
+def test_kafka_streams_record_cache_is_on_batch_per_commit_interval():
+    from explorer.export import export
+
+    config = replace(preset("kafka-streams", emit=Emit.ON_BATCH), batches=BatchSpec.parse("interval:30s"))
+    text = export(config, "kafka-streams-java")
+    assert "COMMIT_INTERVAL_MS_CONFIG, 30000" in text and "onWindowClose" not in text
+    assert "not a commit interval" in export(preset("kafka-streams", emit=Emit.ON_BATCH), "kafka-streams-java")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from explorer.config import PRESETS, TIME_FIELDS, BatchKind, LatePolicy, LatenessRule, Panes, RunConfig, WindowKind, what_if
+from explorer.config import PRESETS, TIME_FIELDS, BatchKind, Emit, LatePolicy, LatenessRule, Panes, RunConfig, WindowKind, what_if
 from explorer.core.rules import derive
 from explorer.streams import Stream
 from explorer.streams.times import TimeFormat
@@ -130,9 +130,13 @@ def unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]:
         notes.append("windows here are [start, end); Storm's are (start, end]")
     if rules.processing:
         notes.append("processing time: no watermark settings apply")
-    if "emit" not in handled and rules.on_update:
+    if "emit" not in handled and t.emit is Emit.ON_UPDATE:
         notes.append(f"emit on-update (every record forwards its window's new result) is Kafka Streams' default; "
                      f"{target} emits a window when it closes")
+    if "emit" not in handled and t.emit is Emit.ON_BATCH:
+        notes.append(f"emit on-batch (each batch's updates coalesced, one per window it changed: Spark's update "
+                     f"output mode, Kafka Streams' record cache) has no equivalent in {target}; it emits a window "
+                     "when it closes")
     if "panes" not in handled and t.panes is Panes.DISCARDING:
         notes.append(f"discarding panes have no equivalent in {target}: a re-emission carries the whole window")
     if config.window.kind is WindowKind.SLIDING and rules.from_zero != ("from_zero" in handled):

@@ -123,6 +123,17 @@ def kafka_streams_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE)
                      "(props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0)); with it on, a key's updates "
                      "coalesce until each commit")
     notes = unsupported(config, "Kafka Streams", {"scope", "emit", "from_zero"})
+    if t.emit is Emit.ON_BATCH:
+        interval = config.batches.interval if config.batches is not None and config.batches.interval else None
+        lines.append("// updates coalesced per commit, as the explorer shows them (one per batch): the record cache on, "
+                     "its default, and " + (f"props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "
+                                            f"{max(interval // 1000, 1)})" if interval else
+                                            "commit.interval.ms at the batches' cadence"))
+        notes.append("the record cache also forwards a key's update when it is full (statestore.cache.max.bytes); "
+                     "the explorer coalesces per batch only")
+        if interval is None:
+            notes.append("emit on-batch coalesces per batch, and these batches are not a commit interval; give "
+                         "--batches interval:T (commit.interval.ms, 30s by default)")
     if t.scope is Scope.KEY:
         notes.append("Kafka Streams has no per-key watermark: stream time is one per partition (task), shared by "
                      "its keys")

@@ -5,14 +5,17 @@ Why a replay and not a plain ``readStream`` of the file: a file source reads one
 watermark never moves inside it and nothing is ever dropped; the numbers would be another job's. The program
 cuts the file into one micro-batch per trigger interval of arrival time (one file per micro-batch, read with
 ``maxFilesPerTrigger=1`` and ``availableNow``, as ``explorer.spark.native`` does), then runs the query exactly
-as it would be deployed: ``withWatermark`` + ``groupBy(window, key)`` in append mode.
+as it would be deployed: ``withWatermark`` + ``groupBy(window, key)`` in append mode, or in update mode for
+``--emit on-batch`` (``--output-mode update``: every micro-batch writes each window it changed, with its events
+then, so a window is written once per micro-batch that changed it). Spark refuses update mode with session
+windows, and so does the export.
 
 Output contract (docs/export.md): ``python job.py EVENTS OUTDIR`` writes ``OUTDIR/emissions.jsonl``, one JSON
-object per window Spark emitted, in Spark's order: ``key``, ``window_start`` and ``window_end`` (µs since
-the epoch, or since the stream's zero for relative times), ``ids`` (the file's id column, or ``e1``, ``e2``… by
-row as the explorer numbers them), ``micro_batch`` (1-based) and ``seq``; and ``OUTDIR/progress.jsonl``,
-Spark's report of each micro-batch: ``micro_batch``, ``rows`` and ``dropped_by_watermark`` (its
-``numRowsDroppedByWatermark``).
+object per window Spark emitted (in update mode, per micro-batch that changed it), in Spark's order: ``key``,
+``window_start`` and ``window_end`` (µs since the epoch, or since the stream's zero for relative times), ``ids``
+(the file's id column, or ``e1``, ``e2``… by row as the explorer numbers them), ``micro_batch`` (1-based) and
+``seq``; and ``OUTDIR/progress.jsonl``, Spark's report of each micro-batch: ``micro_batch``, ``rows`` and
+``dropped_by_watermark`` (its ``numRowsDroppedByWatermark``).
 
 The program imports only pandas, numpy and pyspark: it is the user's to keep.
 """
@@ -21,7 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from explorer.config import BatchKind, RunConfig, WindowKind
+from explorer.config import BatchKind, Emit, RunConfig, WindowKind
+from explorer.errors import InputError
 from explorer.export.common import ExportSource, spark_interval, unsupported
 from explorer.export.replay import program_head, source_settings
 
@@ -55,13 +59,26 @@ def spark_job(config: RunConfig, source: ExportSource) -> str:
                     f"'{window.offset} microseconds')")  # startTime: the window offset
     delay = config.time.delay + config.time.bound
     cadence = Cadence.of(config)
-    settings = source_settings(source) | {"TRIGGER_US": cadence.trigger, "DELAY_US": delay}
-    notes = unsupported(config, "Spark Structured Streaming", {"offset"})
+    mode = output_mode(config)
+    settings = source_settings(source) | {"TRIGGER_US": cadence.trigger, "DELAY_US": delay, "OUTPUT_MODE": mode}
+    notes = unsupported(config, "Spark Structured Streaming", {"offset", "emit"} if mode else {"offset"})
     header = [f"# NOTE: {n}" for n in notes]
     header.append(f"# cadence: {cadence.describe()}")
+    header.append(f"# output: outputMode('{mode or 'append'}')")
     header.append(f"# watermark: withWatermark('event_ts', '{spark_interval(delay)}'); window: {window}")
     body = _PROGRAM.replace("{GROUPING}", grouping).replace("{SETTINGS}", program_head(settings))
     return "\n".join(header) + "\n" + body
+
+
+def output_mode(config: RunConfig) -> str | None:
+    """Spark's outputMode for the config's emission: append (on-close) or update (on-batch); None for on-update,
+    which Spark has no mode for (the program then runs append, and says so). Spark refuses update mode with
+    session windows ("Update output mode not supported for session window"), and so does this."""
+    emit = config.time.emit
+    if emit is Emit.ON_BATCH and config.window.kind is WindowKind.SESSION:
+        raise InputError("Spark refuses update output mode with session windows (\"Update output mode not "
+                         "supported for session window\"); use --output-mode append, or a tumbling or sliding window")
+    return {Emit.ON_CLOSE: "append", Emit.ON_BATCH: "update"}.get(emit)
 
 
 _PROGRAM = '''"""A Spark Structured Streaming job exported by the Watermark Explorer.
@@ -69,7 +86,8 @@ _PROGRAM = '''"""A Spark Structured Streaming job exported by the Watermark Expl
     python job.py EVENTS OUTDIR
 
 replays EVENTS in arrival order, one micro-batch per trigger interval of arrival time (one file per micro-batch,
-maxFilesPerTrigger=1, availableNow), through withWatermark + groupBy(window, key) in append mode, and writes every
+maxFilesPerTrigger=1, availableNow), through withWatermark + groupBy(window, key) in the output mode below (append: a window
+once, when the watermark passes its end; update: each micro-batch, every window it changed), and writes every
 window Spark emits to OUTDIR/emissions.jsonl (key, window_start, window_end in µs, ids, micro_batch, seq), and
 Spark's report of each micro-batch to OUTDIR/progress.jsonl (micro_batch, rows, dropped_by_watermark), and
 where its time went to OUTDIR/timing.json (read_s, engine_start_s, run_s).
@@ -141,7 +159,7 @@ def main(events, outdir):
                                            "seq": written[0]}) + "\\n")
                 sink.flush()
 
-            query = (counts.writeStream.outputMode("append").foreachBatch(emit)
+            query = (counts.writeStream.outputMode(OUTPUT_MODE or "append").foreachBatch(emit)
                      .option("checkpointLocation", str(Path(work, "checkpoint")))
                      .trigger(availableNow=True).start())
             query.awaitTermination()

@@ -4,7 +4,8 @@ One JSON file per arrival batch (written under a hidden name, then renamed, in o
 maxFilesPerTrigger=1 and trigger(availableNow=True) gives exactly one micro-batch per file, then the
 no-data micro-batch Spark runs when the watermark can still advance (measured here).
 
-Spark's append mode says nothing about the windows still open when the input runs out. To learn their
+Spark's append mode says nothing about the windows still open when the input runs out (update mode has
+written each of them with its events already, and the flush below finds none to add). To learn their
 contents from Spark itself, the run ends with a *flush*: the same query resumes from its checkpoint on one
 more file holding a single row far in the future, under a key the stream does not have; the watermark it
 raises evicts every open window, with the events Spark kept in it. The user's query has finished by then, so
@@ -92,10 +93,11 @@ def _flush_row(stream: Stream, window: WindowSpec, delay_us: int) -> dict[str, A
 
 def run_native(spark: SparkSession, stream: Stream, window: WindowSpec, delay_us: int,
                batches: BatchSpec | None = None, live: bool = False,
-               watermark_policy: str | None = None,
+               watermark_policy: str | None = None, output_mode: str = "append",
                progress: Callable[[BatchProgress, int], None] | None = None,
                cancel: threading.Event | None = None) -> NativeRun:
-    """Run withWatermark + groupBy(window, key) in append mode, one micro-batch per arrival batch.
+    """Run withWatermark + groupBy(window, key) in ``output_mode`` (append, or update: every micro-batch writes each
+    window it changed, with its events then), one micro-batch per arrival batch.
 
     ``live=False`` replays the batches as a backlog (trigger availableNow). ``live=True`` hands them to a
     running query one at a time and waits for it (processAllAvailable), so Spark may run its no-data
@@ -153,7 +155,7 @@ def run_native(spark: SparkSession, stream: Stream, window: WindowSpec, delay_us
                     still_open.append(emission)
 
         def writer() -> DataStreamWriter:
-            return (counted.writeStream.outputMode("append").foreachBatch(collect)
+            return (counted.writeStream.outputMode(output_mode).foreachBatch(collect)
                     .option("checkpointLocation", str(checkpoint)))
 
         def stage(b: int) -> None:

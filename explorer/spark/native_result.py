@@ -1,7 +1,8 @@
 """Spark's own query as a Result (``--engine spark-native``): what real Spark did, in the schema every runner
 returns, so the badge can hold it against the ``spark`` preset's prediction table for table.
 
-Spark's append mode reports only the windows it emitted, a per-micro-batch watermark (in milliseconds) and a
+Spark's append mode reports only the windows it emitted (update mode: each micro-batch's updated windows, with their
+events then: UPDATE rows, numbered per window), a per-micro-batch watermark (in milliseconds) and a
 count of rows it dropped as late. The rest is read from those facts, not from the preset's rules:
 
 - an event Spark kept is in the ids of a window it emitted, or of one still open when the input ran out
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from explorer.config import PRESETS, TIME_FIELDS, RunConfig, Scope, WindowKind, WindowSpec
+from explorer.config import PRESETS, TIME_FIELDS, Emit, RunConfig, Scope, WindowKind, WindowSpec
 from explorer.core.assemble import assemble
 from explorer.core.records import Assignment, Emission, EventDecision, StepOutput, TracePoint
 from explorer.core.result import Reason, Result, Status
@@ -59,6 +60,7 @@ class NativeQuery:
     window: WindowSpec
     delay: int  # µs, as withWatermark is given it (Spark itself cuts it to whole ms: ``spark_delay``)
     watermark_policy: str | None  # None: one input; "min" / "max": one input per partition
+    output_mode: str = "append"  # or "update" (--emit on-batch): each micro-batch writes the windows it changed
 
     @property
     def spark_delay(self) -> int:
@@ -72,7 +74,7 @@ def native_query(config: RunConfig) -> NativeQuery:
     preset's (no side output, idle timeout, per-key watermark or allowed lateness)."""
     spark_rules = PRESETS["spark"].time
     for field in TIME_FIELDS:
-        if field.name in ("delay", "scope"):
+        if field.name in ("delay", "scope") or (field.name == "emit" and config.time.emit is Emit.ON_BATCH):
             continue
         ours, theirs = getattr(config.time, field.name), getattr(spark_rules, field.name)
         if ours != theirs:
@@ -83,7 +85,13 @@ def native_query(config: RunConfig) -> NativeQuery:
         raise InputError(f"--engine spark-native: Spark's watermark is global, or per input with "
                          f"multipleWatermarkPolicy (--scope partition-min / partition-max), not --scope "
                          f"{config.time.scope.value}")
-    return NativeQuery(config.window, config.time.delay, POLICIES[config.time.scope])
+    update = config.time.emit is Emit.ON_BATCH
+    if update and config.window.kind is WindowKind.SESSION:
+        raise InputError("--engine spark-native: Spark refuses update output mode with session windows (\"Update "
+                         "output mode not supported for session window\"); use --output-mode append, or a tumbling "
+                         "or sliding window")
+    return NativeQuery(config.window, config.time.delay, POLICIES[config.time.scope],
+                       "update" if update else "append")
 
 
 def native_seconds(batches: int) -> float:
@@ -102,7 +110,8 @@ def run_spark_native(stream: Stream, config: RunConfig, spark: SparkOrStarter,
     query = native_query(config)
     try:
         run = run_native(started(spark), stream, query.window, query.delay, config.batches,
-                         watermark_policy=query.watermark_policy, progress=progress, cancel=cancel)
+                         watermark_policy=query.watermark_policy, output_mode=query.output_mode, progress=progress,
+                         cancel=cancel)
     except ExplorerError:
         raise
     except Exception as error:  # one readable line, not a JVM stack trace
@@ -131,14 +140,20 @@ def native_result(stream: Stream, config: RunConfig, run: NativeRun) -> Result:
     seen_max = np.maximum.accumulate(np.array([arrays.event_time[lo:hi].max() if hi > lo else np.iinfo(np.int64).min
                                                for lo, hi in zip(batches.starts[:-1], batches.starts[1:])]))
 
+    written: dict[tuple[str, int, int], int] = {}  # update mode: a window's rows so far (its revision)
+
     def emission(e: NativeEmission, reason: str) -> Emission:
         at = min(e.batch, n) - 1  # the no-data batch runs after the last arrival batch, at its commit time
         ids = tuple(sorted(e.ids, key=row_of.__getitem__))
         mark = final_raw if reason == Reason.END_OF_STREAM.value else raw[e.batch - 1]
+        revision = written[e.key, e.start, e.end] = written.get((e.key, e.start, e.end), 0) + 1
         return Emission(e.key, e.start, e.end, len(ids), ids, e.batch, int(commit[at]), mark,
-                        spark_watermark[e.batch - 1], reason, 1, int(seen_max[at]) - e.end, int(commit[at]) - e.end)
+                        spark_watermark[e.batch - 1], reason, revision, int(seen_max[at]) - e.end,
+                        int(commit[at]) - e.end)
 
-    kept = [emission(e, Reason.WATERMARK.value) for e in run.emissions]
+    # append mode writes a window once, when the watermark passes it; update mode each micro-batch that changed it
+    written_as = Reason.UPDATE.value if query.output_mode == "update" else Reason.WATERMARK.value
+    kept = [emission(e, written_as) for e in run.emissions]
     kept += [emission(e, Reason.END_OF_STREAM.value) for e in run.still_open]
     assignments = _assignments(stream, query.window, kept, row_of)
     refused_rows = {a.row for a in assignments if not a.admitted}

@@ -114,8 +114,10 @@ def _java_on_flink_jars() -> list[str]:
 
 
 ENGINE_JOBS: dict[str, EngineJob] = {
-    "spark": EngineJob("spark", "spark", spark_job, frozenset({Reason.WATERMARK.value}), per_batch=True,
-                       cadence=_spark_cadence),
+    # append mode writes a window when the watermark passes it; update mode (--emit on-batch) each micro-batch's
+    # updated windows, which the prediction's coalesced UPDATE rows are
+    "spark": EngineJob("spark", "spark", spark_job, frozenset({Reason.WATERMARK.value, Reason.UPDATE.value}),
+                       per_batch=True, cadence=_spark_cadence),
     "bytewax": EngineJob("bytewax", "bytewax", bytewax_job,
                          frozenset({Reason.WATERMARK.value, Reason.END_OF_STREAM.value}), venv="bytewax",
                          refuses=True,

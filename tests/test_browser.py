@@ -114,6 +114,17 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
               f"\nSame page, every step sent by the kernel: data changed median {statistics.median(kernel):.0f} ms,"
               f" on screen {statistics.median(kernel_painted):.0f} ms (page frames / kernel:"
               f" {median / statistics.median(kernel):.2f} and {median_painted / statistics.median(kernel_painted):.2f})")
+        # moves faster than frames reach the screen (a drag, a held key): the page draws the first, notes the
+        # others while that frame is not yet on screen, then draws the last; drawing each in turn kept the page
+        # busy and the keys waiting (three moves here, all held by the page: two drawn, not three)
+        page.keyboard.press("ArrowRight")  # the page held no frame (capacity was 0): the kernel hands it some now
+        page.wait_for_timeout(2500)
+        drawn_before = int(run_in_kernel(url, token, "print(explorer.page_frames.drawn_in_page)"))
+        delay_before = float(run_in_kernel(url, token, "print(explorer.controls.delay.value)"))
+        page.evaluate(THREE_QUICK_MOVES)
+        page.wait_for_timeout(2500)
+        assert int(run_in_kernel(url, token, "print(explorer.page_frames.drawn_in_page)")) == drawn_before + 2
+        assert float(run_in_kernel(url, token, "print(explorer.controls.delay.value)")) == delay_before + 0.5
         # the other sliders' steps come from the page too, once the one moved has handed it its neighbours
         drawn_before = int(run_in_kernel(url, token, "print(explorer.page_frames.drawn_in_page)"))
         page.locator(".widget-hslider", has_text="allowed lateness").locator(".noUi-handle").click()
@@ -178,6 +189,16 @@ def test_delay_slider_redraws_the_watermark_in_the_browser(lab, tmp_path):
         browser.close()
     assert (shots / "explorer.png").stat().st_size > 10_000
 
+
+# three key presses on the delay slider within one task, as fast as a drag delivers moves: right, right, left
+THREE_QUICK_MOVES = """async () => {
+  const handle = [...document.querySelectorAll('.widget-hslider')].find(s => s.textContent.includes('delay'))
+    .querySelector('.noUi-handle');
+  for (const key of ['ArrowRight', 'ArrowRight', 'ArrowLeft']) {
+    handle.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true, cancelable: true}));
+    await Promise.resolve(); await Promise.resolve();  // each move's handlers, before any frame is painted
+  }
+}"""
 
 CLIPPED = """() => {
   const found = [];

@@ -74,31 +74,45 @@ export default {
     // the last trace edit the kernel sent this figure that reached the page: a kernel frame sent after it is
     // still on its way, and lands on top of whatever the page draws now (page_frames.py: "seen")
     let seen = 0;
-    const heard = (name) => figure.on(`change:${name}`, () => {
-      const message = figure.get(name);
-      if (message && message.trace_edit_id > seen) seen = message.trace_edit_id;
-    });
-    heard("_py2js_update");
-    heard("_py2js_restyle");
-
-    let pending = null; // the latest slider move not drawn yet
-    for (const slider of sliders) {
-      slider.on("change:value", () => {
-        // after the slider's own handlers (which send the value to the kernel), before the next paint
-        const first = pending === null;
-        pending = [slider.model_id, slider.get("value")];
-        if (!first) return;
-        queueMicrotask(() => {
-          const frame = frameAt(...pending);
-          pending = null;
-          if (!frame) return; // the kernel knows this page holds no such frame and draws the step itself
-          const drew = current(frame.context) && draw(frame);
-          model.send({ kind: drew ? "drew" : "missed", token: frame.token, seen });
-        });
+    const listening = []; // [model, event, callback]: let go when the module is loaded again
+    const listen = (target, event, callback) => { target.on(event, callback); listening.push([target, event, callback]); };
+    for (const name of ["_py2js_update", "_py2js_restyle"]) {
+      listen(figure, `change:${name}`, () => {
+        const message = figure.get(name);
+        if (message && message.trace_edit_id > seen) seen = message.trace_edit_id;
       });
     }
 
-    model.on("msg:custom", (msg, buffers) => {
+    // One frame drawn by the page at a time: until it is on screen (two animation frames; with software WebGL
+    // ~150 ms), later moves only note their position, and the last one is drawn then. Drawing each move in
+    // turn kept the page busy and the keys waiting behind (benchmarks/RESULTS.md, issue 30's bursts).
+    let pending = null; // the latest slider move not drawn yet: [slider's model id, value]
+    let onScreen = true; // the page's last frame is on screen
+    let queued = false;
+    function drawLatest() {
+      queued = false;
+      if (pending === null || !onScreen) return;
+      const frame = frameAt(...pending);
+      pending = null;
+      if (!frame) return; // the kernel knows this page held no such frame and draws the step itself
+      const drew = current(frame.context) && draw(frame);
+      model.send({ kind: drew ? "drew" : "missed", token: frame.token, seen });
+      if (!drew) return;
+      onScreen = false;
+      requestAnimationFrame(() => requestAnimationFrame(() => { onScreen = true; drawLatest(); }));
+    }
+    for (const slider of sliders) {
+      listen(slider, "change:value", () => {
+        // after the slider's own handlers (which send the value to the kernel), before the next paint
+        pending = [slider.model_id, slider.get("value")];
+        if (!queued) {
+          queued = true;
+          queueMicrotask(drawLatest);
+        }
+      });
+    }
+
+    listen(model, "msg:custom", (msg, buffers) => {
       if (msg.kind === "clear") {
         frames = [];
       } else if (msg.kind === "frame") {
@@ -113,5 +127,6 @@ export default {
       report();
     });
     report();
+    return () => listening.forEach(([target, event, callback]) => target.off(event, callback));
   },
 };

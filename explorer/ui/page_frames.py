@@ -3,7 +3,8 @@
 A step drawn by the kernel waits for the kernel to hear of it, find the frame and send it, and for the page
 to receive it: 30–50 ms before Plotly even starts (benchmarks/RESULTS.md). The kernel already computes the
 frames of the next slider positions ahead of time (``prefetch.py``); this widget hands them to the page as
-they are ready, and the page draws a step whose frame it holds as soon as the slider moves.
+they are ready, and the page draws a step whose frame it holds as soon as the slider moves; while the last frame
+it drew is not on screen yet, it only notes later moves and draws the last of them once it is.
 
 The protocol, all in custom messages of this widget:
 - kernel → page ``frame``: the light frame of one slider position (the arrays as binary buffers), a token,

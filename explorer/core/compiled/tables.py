@@ -57,8 +57,8 @@ def result(stream: Stream, config: RunConfig, prepared: Prepared) -> Result:
     prepared.release(("ev_status", "ev_seen_raw"))
     assignments = assignment_table(config, prepared)
     prepared.release(READ_BACK - {"trace"})
-    return Result(events, assignments, windows, trace_table(config, prepared), metrics, config, stream.name,
-                  stream.time_unit, absolute=stream.absolute)
+    return Result(events, assignments, windows, trace_table(config, prepared, last=True), metrics, config,
+                  stream.name, stream.time_unit, absolute=stream.absolute)
 
 
 def metrics(stream: Stream, config: RunConfig, prepared: Prepared) -> Metrics:
@@ -181,15 +181,19 @@ def _carry(stream: Stream, config: RunConfig, prepared: Prepared, table: npt.NDA
     frame["ids"] = slices(stream.events["id"].to_numpy(dtype=object), listed.pool, listed.start, listed.count)
 
 
-def trace_table(config: RunConfig, prepared: Prepared) -> pd.DataFrame:
+def trace_table(config: RunConfig, prepared: Prepared, last: bool = False) -> pd.DataFrame:
     """One column at a time out of the records (a row per batch and scope: 10M at one batch per event), each a
-    contiguous array of its own, and no copy into pandas' blocks, which doubled the table for a moment."""
+    contiguous array of its own, and no copy into pandas' blocks, which doubled the table for a moment. ``last``:
+    nothing reads the arena after this table, so the records are released once copied, before the columns made
+    from them."""
     table = _records(prepared, "trace", L.SC_TRACE, L.TR_FIELDS)
     names = np.append(prepared.source_names, "*")  # index −1: the merged row
+    columns = {"batch": table[:, L.TR_BATCH].copy(), "time": table[:, L.TR_AT].copy(),
+               "scope": names[table[:, L.TR_SOURCE]], "at": TRACE_KINDS[table[:, L.TR_KIND]]}
     raw = table[:, L.TR_RAW].copy()
+    if last:
+        prepared.release(("trace",))
     return pd.DataFrame({
-        "batch": table[:, L.TR_BATCH].copy(), "time": table[:, L.TR_AT].copy(),
-        "scope": names[table[:, L.TR_SOURCE]], "watermark": _optional(raw, copy=False),
+        **columns, "watermark": _optional(raw, copy=False),
         "effective": _optional(effective_column(raw, config.time.watermark_delay), raw < L.NONE // 2, copy=False),
-        "at": TRACE_KINDS[table[:, L.TR_KIND]],
     }, columns=WATERMARK_COLUMNS, copy=False)

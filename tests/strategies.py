@@ -120,6 +120,7 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bo
         watermark_unit=draw(st.sampled_from([1, 1, 1_000, S])),  # µs (exact), Spark's ms, whole seconds
         emit=draw(st.sampled_from([Emit.ON_CLOSE, Emit.ON_CLOSE, Emit.ON_UPDATE, Emit.ON_BATCH])),
         panes=draw(st.sampled_from(list(Panes))),
+        commit_interval=draw(st.sampled_from([None, None, 3 * S])),  # emit on-batch: per batch, or per 3 s
     )
     return RunConfig(window=window, time=time, batches=draw(batch_specs(has_batch)), preset="custom")
 

@@ -118,6 +118,9 @@ def test_engine_suite_cases(suite, name, engine):
     ("kafka-streams-updates", "time_windows_count", {"emit": Emit.ON_CLOSE}),  # one emission per window, at close
     ("kafka-streams-updates", "hopping_every_update", {"windows_from_zero": False}),  # [-5, 5) forwards too
     ("kafka-streams-updates", "session_windows_count", {"session_close_strict": False}),  # 599 would not merge
+    ("kafka-streams-updates", "multiple_sessions_cached", {"commit_interval": None}),  # a flush per record: d twice
+    ("kafka-streams-updates", "multiple_sessions_cached", {"emit": Emit.ON_UPDATE}),  # the cache off: every update
+    ("kafka-streams-updates", "session_windows_count_cached", {"commit_interval": 3_600_000_000}),  # one flush
 ])
 def test_the_cases_fail_without_the_rule_they_check(suite, name, changes):
     """A harness that cannot fail proves nothing: each case must reject the rule it was chosen for."""

@@ -260,6 +260,10 @@ class TimeConfig:
     watermark_unit: int = 1
     emit: Emit = Emit.ON_CLOSE
     panes: Panes = Panes.ACCUMULATING
+    # emit on-batch: coalesce the updates per this much processing (arrival) time, flushed at each multiple of it,
+    # instead of per batch (Kafka Streams' record cache flushes at each commit, commit.interval.ms, 30 s by
+    # default). None: per batch (Spark's micro-batches).
+    commit_interval: int | None = None
 
     def __post_init__(self) -> None:
         """Every value checked against TIME_FIELDS, whoever built the config (a flag, YAML, a control, code):

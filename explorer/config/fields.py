@@ -162,6 +162,10 @@ TIME_FIELDS: tuple[TimeField, ...] = (
               "emit"),
     TimeField("panes", "panes", "what a window's later emissions carry: the whole window (accumulating) or only the "
               "events since its previous one (discarding, Beam's discardingFiredPanes)", Panes, "panes"),
+    TimeField("commit_interval", "commit_interval", "with --emit on-batch: coalesce the updates per this much "
+              "arrival time, flushed at each multiple of it, not per batch (Kafka Streams' record cache, flushed "
+              "every commit.interval.ms, 30s by default; off: per batch)", yaml="commitInterval", optional=True,
+              positive=True),
 )
 FIELD_BY_OPTION = {spec.option: spec for spec in TIME_FIELDS}
 

@@ -134,14 +134,16 @@ PRESETS: dict[str, Preset] = {
         "(emit on-update, as with caching off), and closing emits nothing (a record that grows or merges sessions first "
         "forwards a tombstone for each session it replaced); with emit on-close "
         "(emitStrategy(onWindowClose), suppress(untilWindowCloses)) a window is emitted once, when stream time − "
-        "grace reaches its end. A session [first, last] takes a record within the gap (inclusive), is judged after "
-        "the merge, and closes once stream time − grace is past last + gap. Hopping windows start at 0 or later.",
+        "grace reaches its end; with emit on-batch and --commit-interval (the record cache on, commit.interval.ms) "
+        "each commit forwards every window it changed since the last, once. A session [first, last] takes a record "
+        "within the gap (inclusive), is judged after the merge, and closes once stream time − grace is past "
+        "last + gap. Hopping windows start at 0 or later.",
         TimeConfig(strategy=Strategy.BOUNDED, scope=Scope.PARTITION, late_policy=LatePolicy.DROP,
                    session_close_strict=True, session_lateness_on_merge=True, emit=Emit.ON_UPDATE,
                    windows_from_zero=True),
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
-        settings=frozenset({"bound", "emit"}),
+        settings=frozenset({"bound", "emit", "commit_interval"}),
     ),
     "storm": Preset(
         "storm",

@@ -145,6 +145,8 @@ RULE_NAMES: tuple[str, ...] = tuple(f.name for f in fields(Rules))
 NOT_RULES: dict[str, str] = {
     "late_policy": "what a refused event is called (dropped or side output); the tables name it",
     "panes": "what an emission carries, not when: core.panes cuts the windows table after any runner",
+    "commit_interval": "which updates one emission coalesces, not any decision: core.coalesce groups the on-update "
+                       "rows by it after any runner",
 }
 
 

@@ -124,7 +124,8 @@ def kafka_streams_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE)
                      "coalesce until each commit")
     notes = unsupported(config, "Kafka Streams", {"scope", "emit", "from_zero"})
     if t.emit is Emit.ON_BATCH:
-        interval = config.batches.interval if config.batches is not None and config.batches.interval else None
+        interval = t.commit_interval or (config.batches.interval if config.batches is not None and
+                                         config.batches.interval else None)
         lines.append("// updates coalesced per commit, as the explorer shows them (one per batch): the record cache on, "
                      "its default, and " + (f"props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "
                                             f"{max(interval // 1000, 1)})" if interval else
@@ -133,7 +134,7 @@ def kafka_streams_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE)
                      "the explorer coalesces per batch only")
         if interval is None:
             notes.append("emit on-batch coalesces per batch, and these batches are not a commit interval; give "
-                         "--batches interval:T (commit.interval.ms, 30s by default)")
+                         "--commit-interval T (commit.interval.ms, 30s by default)")
     if t.scope is Scope.KEY:
         notes.append("Kafka Streams has no per-key watermark: stream time is one per partition (task), shared by "
                      "its keys")

@@ -132,6 +132,8 @@ def test_spark_has_append_and_update_but_not_every_update():
     assert what_if(preset("spark").with_time(emit=Emit.ON_BATCH)) == []
     assert what_if(preset("spark").with_time(emit=Emit.ON_UPDATE)) == ["--emit on-update"]
     assert what_if(replace(preset("spark"), window=WindowSpec.parse("sliding:10:5"))) == []
+    assert what_if(replace(preset("spark", emit=Emit.ON_BATCH), window=WindowSpec.parse("session:5"))) == \
+        ["--emit on-batch with session windows"]  # Spark refuses update mode for session windows
 
 
 def test_spark_refuses_update_mode_with_session_windows():

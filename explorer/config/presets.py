@@ -36,6 +36,8 @@ class Preset:
     # of those settings, the ones whose API offers only some of the values: Spark's outputMode has append and
     # update (emit on-close, on-batch) but nothing that forwards every row
     only: tuple[tuple[str, frozenset[Any]], ...] = ()
+    # (field, value, window kind) the engine refuses together: Spark's update mode with session windows
+    refuses: tuple[tuple[str, Any, str], ...] = ()
 
 
 PRESETS: dict[str, Preset] = {
@@ -75,6 +77,7 @@ PRESETS: dict[str, Preset] = {
         batches=BatchSpec(BatchKind.INTERVAL, interval=SECOND),
         settings=frozenset({"delay", "scope", "time_source", "emit", WINDOW_OFFSET}),
         only=(("emit", frozenset({Emit.ON_CLOSE, Emit.ON_BATCH})),),
+        refuses=(("emit", Emit.ON_BATCH, "session"),),  # "Update output mode not supported for session window"
     ),
     "flink": Preset(
         "flink",
@@ -204,6 +207,10 @@ def what_if(config: RunConfig) -> list[str]:
                                                         (allowed is None or value in allowed)):
             continue
         out.append(f"--{spec.option.replace('_', '-')} {spec.to_text(value)}")
+    for name, value, kind in chosen.refuses:
+        spec = next(spec for spec in TIME_FIELDS if spec.name == name)
+        if getattr(config.time, name) == value and config.window.kind.value == kind:
+            out.append(f"--{spec.option.replace('_', '-')} {spec.to_text(value)} with {kind} windows")
     if config.window.offset and WINDOW_OFFSET not in chosen.settings:
         out.append(f"--window {config.window}")  # (its windows start at the epoch: no offset)
     return out

@@ -197,3 +197,35 @@ def test_a_step_the_page_drew_under_a_kernel_frame_still_on_its_way_is_sent_agai
     page.figure_messages.clear()
     page.say(kind="drew", token=page.token("delay", 5.5), seen=seen)
     assert len(page.figure_messages) == 1 and same(drawn(explorer), page.arrays("delay", 5.5))
+
+
+def test_a_light_frame_waits_while_the_page_draws_the_kernels_previous_one(explorer):
+    """Frames the kernel sent faster than the page drew them (~100 ms each with software WebGL) queued up in the
+    page, each keeping it busy while the keys waited. The page now says when it has shown a kernel frame, and
+    the kernel sends a move's light frame only then: the latest, not each."""
+    page = Page(explorer)  # it holds no frame: the kernel draws every move
+    page.say(kind="shown", edit=explorer.clocks._last_trace_edit_id)  # a page that reports what it has shown
+    move_in_page(explorer, "delay", 6.5)
+    explorer.page_steps.wait(10)
+    assert len(page.figure_messages) == 1  # sent at once: the page had shown everything before
+    for value in (7.0, 7.5):
+        move_in_page(explorer, "delay", value)
+        explorer.page_steps.wait(10)
+    assert len(page.figure_messages) == 1  # the page has not shown 6.5's frame yet
+    page.say(kind="shown", edit=explorer.clocks._last_trace_edit_id)
+    assert len(page.figure_messages) == 2  # 7.5's, and never 7.0's
+    shown = np.asarray(explorer.clocks_view.trace("effective").y, dtype=float)
+    light = explorer._frame.light.effective[1]
+    assert explorer.result.config.time.bound == 7_500_000
+    np.testing.assert_allclose(shown, np.asarray(light, dtype=float), rtol=1e-6, equal_nan=True)
+
+
+def test_a_page_that_stopped_saying_what_it_showed_is_not_waited_for(explorer):
+    page = Page(explorer)
+    page.say(kind="shown", edit=explorer.clocks._last_trace_edit_id)
+    move_in_page(explorer, "delay", 6.5)
+    explorer.page_steps.wait(10)
+    explorer.page_frames._sent_at -= 1.5  # the page has not answered for a second and a half
+    move_in_page(explorer, "delay", 7.0)
+    explorer.page_steps.wait(10)
+    assert len(page.figure_messages) == 2

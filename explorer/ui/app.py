@@ -111,7 +111,8 @@ class Explorer:
         self.clocks = self.clocks_view.figure
         self.page_frames = PageFrames([getattr(self.controls, name) for name in self.controls.SLIDERS],
                                       self.controls.all + [self.key, self.batch], self.clocks,
-                                      on_drawn=self._on_page_drawn, on_missed=self._on_page_missed)
+                                      on_drawn=self._on_page_drawn, on_missed=self._on_page_missed,
+                                      on_shown=self.clocks_view.page_showed)
         self.ahead = FramesAhead(self.controls, self.page_frames, self.clocks_view.update)
         self.clocks.observe(self._on_page_drew, names="_js2py_traceDeltas")  # plotly 7's page → kernel report
         self.delay_histogram = DelayHistogram()
@@ -243,8 +244,8 @@ class Explorer:
         else:  # a control moved: a light frame now; every point and the side figures once the controls rest
             if page_drew:  # the page drew it itself, and says so (_on_page_drawn)
                 self.clocks_view.post(view)
-            else:
-                self.clocks_view.draw(view, INTERACTIVE_BUDGET)
+            else:  # moves in the page: not while the page is still drawing the kernel's previous frame
+                self.clocks_view.draw_light(view, from_page and self.page_frames.busy())
             self.clocks_view.settle(view, lambda: self._side_figures(settled))
         self.cards.value = cards_html(self.result.metrics, self.result.config, self.result.windows)
         self.inspection.follow()

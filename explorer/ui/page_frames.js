@@ -72,14 +72,17 @@ export default {
     }
 
     // the last trace edit the kernel sent this figure that reached the page: a kernel frame sent after it is
-    // still on its way, and lands on top of whatever the page draws now (page_frames.py: "seen")
+    // still on its way, and lands on top of whatever the page draws now (page_frames.py: "seen"); and once it
+    // is on screen the page says so ("shown"), and the kernel sends its next light frame
     let seen = 0;
     const listening = []; // [model, event, callback]: let go when the module is loaded again
     const listen = (target, event, callback) => { target.on(event, callback); listening.push([target, event, callback]); };
     for (const name of ["_py2js_update", "_py2js_restyle"]) {
       listen(figure, `change:${name}`, () => {
         const message = figure.get(name);
-        if (message && message.trace_edit_id > seen) seen = message.trace_edit_id;
+        if (!message || !(message.trace_edit_id > seen)) return;
+        const edit = (seen = message.trace_edit_id);
+        requestAnimationFrame(() => requestAnimationFrame(() => model.send({ kind: "shown", edit })));
       });
     }
 

@@ -16,6 +16,8 @@ The protocol, all in custom messages of this widget:
   Python figure, so its next update is computed against what the page shows; or ``missed`` (token): the
   page held the frame but could not draw it (a control had changed in the page meanwhile, or the figure is
   not displayed), and the kernel sends the frame after all.
+- page → kernel ``shown`` (edit id), two animation frames after a frame the kernel sent reached the page: the
+  kernel sends the next light frame only then (``busy``), so frames never queue up in the page.
 - ``seen`` (with ``drew`` and ``missed``): the highest trace edit id of the kernel's messages to the figure
   that had reached the page when it drew. A frame the kernel sent for an earlier position after that one was
   still on its way, and the page draws it over the step it drew itself; so when the figure's last edit id is
@@ -28,6 +30,7 @@ show the previous frame until the controls rest (the settled redraw goes to ever
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,9 +78,13 @@ class PageFrames(anywidget.AnyWidget):
     capacity = T.Int(12).tag(sync=True)
 
     def __init__(self, sliders: list[W.Widget], watched: list[W.Widget], figure: W.Widget,
-                 on_drawn: Callable[[Hashable, ClocksUpdate, bool], None], on_missed: Callable[[Hashable], None]):
+                 on_drawn: Callable[[Hashable, ClocksUpdate, bool], None], on_missed: Callable[[Hashable], None],
+                 on_shown: Callable[[], None]):
         super().__init__(sliders=sliders, watched=watched, figure=figure, layout=W.Layout(display="none"))
-        self._on_drawn, self._on_missed = on_drawn, on_missed
+        self._on_drawn, self._on_missed, self._on_shown = on_drawn, on_missed, on_shown
+        self._shown = 0  # the last kernel edit of the figure the page has shown (0: no page has said)
+        self._sent_at = 0.0  # when the kernel last sent the figure a trace edit (time.monotonic)
+        figure.observe(self._sent, names=["_py2js_update", "_py2js_restyle"])
         self._token = 0
         self._pushed: dict[int, tuple[Hashable, ClocksUpdate]] = {}  # token → request and frame
         self._held: set[int] = set()  # as the page last reported
@@ -127,6 +134,15 @@ class PageFrames(anywidget.AnyWidget):
         with self._lock:
             return any(self._pushed[t][0] == request for t in self._held if t in self._pushed)
 
+    def _sent(self, _change: object) -> None:
+        self._sent_at = time.monotonic()
+
+    def busy(self) -> bool:
+        """Whether the page is still drawing a frame the kernel sent: it has not shown the last edit sent, under a
+        second ago (a page that stopped answering, or never did, is not waited for)."""
+        last = int(getattr(self.figure, "_last_trace_edit_id", 0))
+        return 0 < self._shown < last and time.monotonic() - self._sent_at < 1.0
+
     def stale(self, seen: object) -> bool:
         """Whether the kernel sent the figure a trace edit the page had not received when it drew (``seen``, the
         page's last; a page that does not say is taken as up to date)."""
@@ -143,7 +159,11 @@ class PageFrames(anywidget.AnyWidget):
         with self._lock:
             if kind == "held":
                 self._held = {int(t) for t in content["tokens"]}
+            elif kind == "shown":
+                self._shown = max(self._shown, int(content["edit"]))
             pushed = self._pushed.get(int(content["token"])) if kind in ("drew", "missed") else None
+        if kind == "shown":
+            self._on_shown()
         if pushed is not None:
             request, frame = pushed
             if kind == "drew":

@@ -8,12 +8,16 @@ page's main-thread tasks and the GPU process's tasks (software WebGL when there 
 
 With --burst, ten presses 50 ms apart on each slider instead (as a user holding the key, or tapping fast): how
 long the page took to accept them beyond the gaps (each press returns once the page has handled its keydown),
-how many of the steps the page drew from frames it held, and when the frame of the last position was there after
+how long each key waited in the page before its handler ran (from the event's timeStamp), how many of the
+steps the page drew from frames it held, and when the frame of the last position was there after
 the last press, data and on screen, and when the settled frame (every point, once the slider rests) came. Each
 slider starts from delay 5 s, the others 0, and takes one step 2 s before the burst, as a user starts moving it
 (the frames computed ahead then follow that slider, as they would).
 
-    .venv/bin/python dev/page_timeline.py [--presses 6] [--trace] [--compare] [--burst]
+With --run-all N, the notebook is opened N times, each on a freshly restarted kernel (the compiled kernel cached,
+as after `make lab`'s first run): the time from Run All to the two clocks drawn with data.
+
+    .venv/bin/python dev/page_timeline.py [--presses 6] [--trace] [--compare] [--burst] [--run-all 3]
 """
 
 from __future__ import annotations
@@ -28,8 +32,8 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from jupyter_lab import (CHROMIUM, CLOCKS_PLOT, FLAGS, open_explorer, run_in_kernel, running_lab,  # noqa: E402
-                         time_arrow_right, watch_delay_slider)
+from jupyter_lab import (CHROMIUM, CLOCKS_PLOT, EFFECTIVE_Y, FLAGS, open_explorer, run_in_kernel,  # noqa: E402
+                         running_lab, time_arrow_right, watch_delay_slider)
 
 # every WebSocket message the page receives, with its arrival time (before JupyterLab handles it)
 RECORD_MESSAGES = """(() => { const Native = window.WebSocket; window.__messages = [];
@@ -74,8 +78,9 @@ def burst(page, slider: str, presses: int = 10, gap_ms: int = 50) -> dict[str, f
     page.keyboard.press("ArrowRight")  # one step first, as a user starts: the frames ahead follow this slider
     page.wait_for_timeout(2000)
     page.evaluate(RECORD_Y)
-    page.evaluate("() => { window.__keys = []; document.addEventListener('keydown', "
-                  "() => window.__keys.push(performance.now()), true); }")
+    page.evaluate("() => { window.__keys = []; window.__waits = []; document.addEventListener('keydown', "
+                  "e => { window.__keys.push(performance.now()); window.__waits.push(performance.now() - e.timeStamp); },"
+                  " true); }")
     started = time.perf_counter()
     for number in range(presses):
         page.keyboard.press("ArrowRight")
@@ -83,7 +88,7 @@ def burst(page, slider: str, presses: int = 10, gap_ms: int = 50) -> dict[str, f
             time.sleep(gap_ms / 1000)
     accepted = (time.perf_counter() - started) * 1000 - (presses - 1) * gap_ms
     page.wait_for_timeout(4000)  # the light frames, then every point once the slider rests
-    keys, ys = page.evaluate("() => [window.__keys, window.__ys]")
+    keys, ys, waits = page.evaluate("() => [window.__keys, window.__ys, window.__waits]")
     last, final = keys[-1], ys[-1][1]
     def close(a: float | None, b: float | None) -> bool:  # gaps (None, NaN) where the other has them
         if a is None or b is None or a != a or b != b:
@@ -92,7 +97,9 @@ def burst(page, slider: str, presses: int = 10, gap_ms: int = 50) -> dict[str, f
 
     same = [entry for entry in ys if len(entry[1]) == len(final) and all(map(close, entry[1], final))]
     first = next((entry for entry in same if entry[0] >= last), same[-1])
-    return {"accepting the presses (ms over the gaps)": accepted, "frames drawn": len(ys),
+    return {"accepting the presses (ms over the gaps)": accepted,
+            "a key waited in the page, median": statistics.median(waits), "longest": max(waits),
+            "frames drawn": len(ys),
             "last position, data changed": first[0] - last,
             "last position, on screen": (first[2] or float("nan")) - last,
             "every point drawn (the settled frame), data": ys[-1][0] - last}
@@ -131,6 +138,7 @@ def main() -> None:
                         help="then the same presses with the page frames off (every step from the kernel)")
     parser.add_argument("--burst", action="store_true", help="ten presses 50 ms apart on each slider")
     parser.add_argument("--rounds", type=int, default=3, help="with --burst: bursts per slider")
+    parser.add_argument("--run-all", type=int, default=0, metavar="N", help="Run All to the first figure, N times")
     args = parser.parse_args()
     if CHROMIUM is None:
         sys.exit("Debian's chromium is not installed (apt-get install chromium)")
@@ -142,6 +150,10 @@ def main() -> None:
         page.add_init_script(RECORD_MESSAGES)
         open_explorer(page, url, token, Path(tmp))
         page.wait_for_timeout(3000)  # the background sweep and the first full frame
+        if args.run_all:
+            run_all(page, url, token, args.run_all)
+            browser.close()
+            return
         if args.burst:
             bursts(page, url, token, args.rounds)
             browser.close()
@@ -173,6 +185,35 @@ def main() -> None:
         if args.trace:
             summarize_trace(Path(tmp) / "trace.json")
         browser.close()
+
+
+def run_all(page, url: str, token: str, times: int) -> None:
+    """--run-all: restart the kernel, reload the notebook, Run All, and time it until the two clocks have data."""
+    import urllib.request
+
+    seconds = []
+    for _ in range(times):
+        with urllib.request.urlopen(f"{url}/api/kernels?token={token}", timeout=10) as answer:
+            (kernel,) = json.load(answer)
+        restart = urllib.request.Request(f"{url}/api/kernels/{kernel['id']}/restart?token={token}", method="POST")
+        urllib.request.urlopen(restart, timeout=60).close()
+        page.reload()
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+        page.wait_for_timeout(2000)
+        page.get_by_role("menuitem", name="Run", exact=True).click()
+        started = time.perf_counter()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        marks = {}
+        busy = "document.querySelector(\".jp-Notebook-ExecutionIndicator[data-status='busy']\")"
+        for name, condition in [("kernel busy", busy),
+                                ("widgets shown", "document.querySelector('.jp-OutputArea .widget-hslider')"),
+                                ("a plot shown", "document.querySelector('.jp-OutputArea .js-plotly-plot')"),
+                                ("two clocks drawn", f"({EFFECTIVE_Y})() && ({EFFECTIVE_Y})().length > 0")]:
+            page.wait_for_function(f"() => !!({condition})", timeout=90_000, polling=20)
+            marks[name] = time.perf_counter() - started
+        seconds.append(marks["two clocks drawn"])
+        print("Run All → " + ", ".join(f"{k} {v:.1f} s" for k, v in marks.items()), flush=True)
+    print(f"median {statistics.median(seconds):.1f} s of {times}")
 
 
 def bursts(page, url: str, token: str, rounds: int) -> None:

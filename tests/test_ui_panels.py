@@ -110,10 +110,10 @@ def test_compare_panel_small_multiples_and_highlight():
     panel = explorer.compare_panel
     # until compare is pressed: a word on how to fill the panel, no figure and no list (bare axes said nothing)
     assert "press <b>compare</b> to draw" in panel.message.value
-    assert panel.figure_box.layout.display == "none" and panel.disagreements.layout.display == "none"
+    assert panel.plot.box.layout.display == "none" and panel.disagreements.layout.display == "none"
     panel.presets.value = ("voltsp", "spark", "storm")
     panel.button.click()
-    assert panel.figure_box.layout.display is None and panel.disagreements.layout.display is None
+    assert panel.plot.box.layout.display is None and panel.disagreements.layout.display is None
     titles = [a.text for a in panel.figure.layout.annotations]
     assert titles == ["voltsp", "spark", "storm"]
     groups = panel.comparison.groups

@@ -98,9 +98,9 @@ class Explorer:
         self.spark_panel = SparkPanel(lambda: self.stream, self.controls.config, lambda: self.result, self.show_result,
                                       self.sweep, lambda: self.controls.delay.max, lock=self._lock)
         self.engine_panel = EnginePanel(lambda: self.stream, self.controls.config, self._lock)
-        self.compare_panel = ComparePanel(lambda: self.stream, self.controls.config)
+        self.compare_panel = ComparePanel(lambda: self.stream, self.controls.config, lambda f: self.fit_width.add(f))
         self.job_log_panel = JobLogPanel(lambda: self.stream, self.controls.config,
-                                         lambda: self.sweep.target.value / 100)
+                                         lambda: self.sweep.target.value / 100, lambda f: self.fit_width.add(f))
         self.export_panel = ExportPanel(self.controls.config, lambda: self.stream)
         self.data = DataPicker(on_stream=lambda stream: self._load_stream(stream, reset=True), say=self._say)
         self.source, self.seed, self.size = self.data.source, self.data.seed, self.data.size
@@ -117,8 +117,7 @@ class Explorer:
         self.clocks.observe(self._on_page_drew, names="_js2py_traceDeltas")  # plotly 7's page → kernel report
         self.delay_histogram = DelayHistogram()
         self.histogram = self.delay_histogram.figure
-        self.fit_width = FitWidth([self.clocks, self.histogram, self.sweep.figure, self.compare_panel.figure,
-                                   self.job_log_panel.figure])
+        self.fit_width = FitWidth([self.clocks, self.histogram, self.sweep.figure])  # and the panels' once made
         self.page_steps = PageSteps(self._refresh_for_page, lambda exc: self._say(f"could not redraw: {exc!r}"))
         self.controls.show(config or preset(preset_name))
         self._wire()

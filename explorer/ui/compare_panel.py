@@ -22,7 +22,7 @@ from explorer.compare import Comparison, Disagreement, compare, side_config
 from explorer.config import PRESETS, RunConfig, delay_of
 from explorer.streams import Stream
 from explorer.timeutil import MICROS, format_instant
-from explorer.ui.live_figure import LiveFigure
+from explorer.ui.live_figure import FigureOnDemand, LiveFigure
 from explorer.ui.figures import STATUS_COLORS, STATUS_LABELS, STATUSES, plot_time
 from explorer.ui.plotly_messages import send
 from explorer.ui.words import plural
@@ -38,7 +38,8 @@ class ComparePanel:
     INTRO = ("<i>Pick 2 to 5 presets and press <b>compare</b> to draw the stream under each, side by side. Window and "
              "delay come from the controls; each preset reads the delay in its own arithmetic.</i>")
 
-    def __init__(self, stream: Callable[[], Stream], config: Callable[[], RunConfig]):
+    def __init__(self, stream: Callable[[], Stream], config: Callable[[], RunConfig],
+                 figure_made: Callable[[LiveFigure], None] = lambda figure: None):
         self._stream, self._config = stream, config
         self.presets = W.SelectMultiple(options=sorted(PRESETS), value=("flink", "voltsp"), rows=6,
                                         description="presets")
@@ -50,22 +51,25 @@ class ComparePanel:
         # is written out under the list, where it wraps
         self.disagreements = W.Select(options=[], rows=8, layout=W.Layout(width="100%", display="none"))
         self.example = W.HTML()
-        self.figure = LiveFigure()
-        # hidden until compare is pressed: an empty figure showed bare axes, with no word of what fills them
-        self.figure_box = W.VBox([self.figure], layout=W.Layout(min_width="0", display="none"))
+        self.plot = FigureOnDemand(figure_made)  # made and shown when compare is pressed
         self.comparison: Comparison | None = None
         self.examples: list[Disagreement] = []  # what the list offers, in its order
         self.button.on_click(self.run)
         self.disagreements.observe(self._on_pick, names="value")
+
+    @property
+    def figure(self) -> LiveFigure:
+        """The panels' figure (made on first use: ``live_figure.FigureOnDemand``)."""
+        return self.plot.figure()
 
     def forget(self) -> None:
         """The stream changed: the panels and the list were the old one's."""
         self.comparison = None
         self.examples = []
         self.disagreements.options = []
-        self.disagreements.layout.display = self.figure_box.layout.display = "none"
+        self.disagreements.layout.display = "none"
+        self.plot.hide()
         self.groups.value = self.example.value = ""
-        self.figure.data = ()
         self.message.value = self.INTRO
 
     def run(self, _button: object = None) -> None:
@@ -127,7 +131,6 @@ class ComparePanel:
             self.figure.data = ()
             self.figure.layout = fig.layout
             self.figure.add_traces(list(fig.data))
-        self.figure_box.layout.display = None
         arrival = self._stream().events["arrival_time"].to_numpy()
         self.show_range(int(arrival.min()), int(arrival.min()) + 20 * self._window_length(), keep=set())
 
@@ -190,7 +193,7 @@ class ComparePanel:
     def box(self) -> W.Widget:
         return W.VBox([W.HBox([self.presets, W.VBox([self.button, self.message], layout=W.Layout(flex="1 1 0",
                                                                                                   min_width="0"))]),
-                       self.figure_box, self.groups, self.disagreements, self.example])
+                       self.plot.box, self.groups, self.disagreements, self.example])
 
 
 def _sample(events: pd.DataFrame, keep: set[str]) -> pd.DataFrame:

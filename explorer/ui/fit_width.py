@@ -86,3 +86,7 @@ class FitWidth(anywidget.AnyWidget):
 
     def __init__(self, figures: list[W.Widget]):
         super().__init__(figures=figures, layout=W.Layout(display="none"))
+
+    def add(self, figure: W.Widget) -> None:
+        """A figure made later (the page looks for new figures every second)."""
+        self.figures = [*self.figures, figure]

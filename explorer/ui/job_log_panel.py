@@ -25,7 +25,7 @@ from plotly.subplots import make_subplots
 from explorer.config import RunConfig, delay_of, preset
 from explorer.errors import InputError
 from explorer.streams import Stream
-from explorer.ui.live_figure import LiveFigure
+from explorer.ui.live_figure import FigureOnDemand, LiveFigure
 from explorer.ui.figures import plot_time
 from explorer.ui.words import plural
 
@@ -94,16 +94,15 @@ class JobLogPanel:
              "With the job's events export as the stream (its batch column holding Spark's batchId), the spark "
              "preset replays it beside the log, with the window and delay of the controls.</i>")
 
-    def __init__(self, stream: Callable[[], Stream], config: Callable[[], RunConfig], target: Callable[[], float]):
+    def __init__(self, stream: Callable[[], Stream], config: Callable[[], RunConfig], target: Callable[[], float],
+                 figure_made: Callable[[LiveFigure], None] = lambda figure: None):
         self._stream, self._config, self._target = stream, config, target
         self.upload = W.FileUpload(accept="", multiple=False, description="progress log")
         self.message = W.HTML(self.INTRO)
         self.table = W.HTML()
         self.replay = W.Button(description="replay the stream shown beside it", icon="refresh", disabled=True,
                                layout=W.Layout(width="auto"))
-        self.figure = LiveFigure()
-        # hidden until a log is read: an empty figure showed bare axes, with no word of what fills them
-        self.figure_box = W.VBox([self.figure], layout=W.Layout(min_width="0", display="none"))
+        self.plot = FigureOnDemand(figure_made)  # made and shown when a log is read
         self.progress: list[BatchProgress] = []  # the log's records
         self.name = ""  # the log file's name
         self.explanation: JobExplanation | None = None
@@ -159,12 +158,12 @@ class JobLogPanel:
         text = format_explanation(self.explanation, stream.absolute) if self.explanation else format_log(self.progress)
         self.table.value = f"<pre style='font-size:11px;line-height:1.3'>{html.escape(text)}</pre>"
         drawn = job_timeline(self.progress, self.explanation, stream.absolute if self.explanation else True)
-        with self.figure.batch_update():
-            self.figure.data = ()
-            self.figure.layout = drawn.layout
-            self.figure.add_traces(list(drawn.data))
-        self.figure_box.layout.display = None
+        figure = self.plot.figure()
+        with figure.batch_update():
+            figure.data = ()
+            figure.layout = drawn.layout
+            figure.add_traces(list(drawn.data))
 
     def box(self) -> W.Widget:
         return W.VBox([W.HBox([self.upload, self.replay, self.message], layout=W.Layout(flex_flow="row wrap")),
-                       self.figure_box, self.table])
+                       self.plot.box, self.table])

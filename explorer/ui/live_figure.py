@@ -14,9 +14,11 @@ without a message to the pages already connected (they have it): nothing more is
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from copy import deepcopy
 from typing import Any
 
+import ipywidgets as W
 import plotly.graph_objects as go
 
 
@@ -28,3 +30,32 @@ class LiveFigure(go.FigureWidget):  # type: ignore[misc]
             self._trait_values["_widget_layout"] = deepcopy(self._layout_obj._props)
         state: dict[str, Any] = super().get_state(key=key, drop_defaults=drop_defaults)
         return state
+
+
+class FigureOnDemand:
+    """A figure made the first time something is drawn in it, in a box hidden until then (``box``).
+
+    Each FigureWidget brings plotly.js's widget bundle (~5 MB, its ``_esm``) to the page in its state, and the page
+    loads that module once per figure. The compare and job-log panels' figures, hidden until used, cost every Run
+    All two of those loads (benchmarks/RESULTS.md). ``made`` hears of each figure made (the page fits its width).
+    """
+
+    def __init__(self, made: Callable[[LiveFigure], None]):
+        self._made = made
+        self.made: LiveFigure | None = None
+        self.box = W.VBox([], layout=W.Layout(min_width="0", display="none"))
+
+    def figure(self) -> LiveFigure:
+        """The figure, made now if it was not yet, and its box shown."""
+        if self.made is None:
+            self.made = LiveFigure()
+            self.box.children = (self.made,)
+            self._made(self.made)
+        self.box.layout.display = None
+        return self.made
+
+    def hide(self) -> None:
+        """Hidden and emptied (an empty figure showed bare axes, with no word of what fills them)."""
+        self.box.layout.display = "none"
+        if self.made is not None:
+            self.made.data = ()

@@ -139,6 +139,8 @@ def main() -> None:
     parser.add_argument("--burst", action="store_true", help="ten presses 50 ms apart on each slider")
     parser.add_argument("--rounds", type=int, default=3, help="with --burst: bursts per slider")
     parser.add_argument("--run-all", type=int, default=0, metavar="N", help="Run All to the first figure, N times")
+    parser.add_argument("--kafka-export", action="store_true",
+                        help="on `generate kafka-export` (50k rows, ISO event times, epoch-ms arrivals) instead of 003's")
     args = parser.parse_args()
     if CHROMIUM is None:
         sys.exit("Debian's chromium is not installed (apt-get install chromium)")
@@ -150,6 +152,14 @@ def main() -> None:
         page.add_init_script(RECORD_MESSAGES)
         open_explorer(page, url, token, Path(tmp))
         page.wait_for_timeout(3000)  # the background sweep and the first full frame
+        if args.kafka_export:
+            export = Path(tmp) / "topic-export.csv"
+            run_in_kernel(url, token, "from explorer.cli import main; "
+                          f"main(['generate', 'kafka-export', '--out', {str(export)!r}]);"
+                          f"from explorer import load_events; explorer._load_stream(load_events({str(export)!r}, columns="
+                          "{'event_time': 'ts', 'arrival_time': 'ingest_ts', 'key': 'device_id'}), reset=True);"
+                          "explorer.controls.delay.value = 5")
+            page.wait_for_timeout(8000)  # the new stream's frame, the sweep and the frames computed ahead
         if args.run_all:
             run_all(page, url, token, args.run_all)
             browser.close()

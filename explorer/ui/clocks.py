@@ -37,7 +37,7 @@ S = MICROS["s"]
 # full budget follows once the controls rest. In headless Chromium, without a GPU, redrawing 20k WebGL
 # points takes most of a slider step.
 INTERACTIVE_BUDGET = 5_000
-INTERACTIVE_WINDOWS = 250  # and at most this many window outlines (figures.window_bands says why)
+INTERACTIVE_WINDOWS = 250  # and at most this many emission markers and window outlines (figures.two_clocks)
 SETTLE_SECONDS = 0.5
 PREVIEW_LINE = "the preview's effective watermark"
 

@@ -98,7 +98,8 @@ def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = Non
                budget: int = POINT_BUDGET, hover: bool = True, windows: int | None = None) -> TwoClocks:
     """What the two clocks draw. ``hover=False`` for a frame drawn while a control moves: it is not read
     closely, so it gets hover text only if it shows every event anyway (formatting it costs ~45 ms at 1M).
-    ``windows``: at most this many window outlines (a light frame's; every one otherwise)."""
+    ``windows``: at most this many emission markers, and so window outlines (a light frame's: ~3,600 WebGL
+    emission markers cost software GL ~100 ms a frame on the 50k Kafka export; RESULTS.md), else MARKER_BUDGET."""
     ev = result.events
     mask = np.ones(len(ev), dtype=bool)
     if key != ALL_KEYS:
@@ -124,19 +125,16 @@ def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = Non
         emitted = emitted[emitted["emit_batch"] <= upto_batch]
     if key != ALL_KEYS:
         emitted = emitted[emitted["key"] == key]
-    if len(emitted) > MARKER_BUDGET:
-        keep = sample_rows(np.arange(len(emitted)), ~emitted["reason"].isin(ROUTINE_REASONS).to_numpy(), MARKER_BUDGET)
-        notes.append(f"{len(keep):,} of {len(emitted):,} emissions drawn (all but watermark and update ones, a "
-                     "sample of those)")
+    markers = MARKER_BUDGET if windows is None else min(windows, MARKER_BUDGET)
+    if len(emitted) > markers:
+        keep = sample_rows(np.arange(len(emitted)), ~emitted["reason"].isin(ROUTINE_REASONS).to_numpy(), markers)
+        notes.append(f"{len(keep):,} of {len(emitted):,} emissions drawn, with their windows' outlines (all but "
+                     "watermark and update ones, a sample of those)")
         emitted = emitted.iloc[keep]
     lo = float(plot_time(min(arrival_us.min(), event_time_us.min()), at)) if len(ev) else 0.0
     hi = float(plot_time(max(arrival_us.max(), event_time_us.max()), at)) if len(ev) else 1.0
     hover = hover or len(shown_rows) == len(rows)
-    bands, outlined, of = window_bands(result, emitted, windows)
-    if outlined < of:
-        notes.append(f"outlines of {outlined:,} of {of:,} windows (all with a late or revised emission, a sample of "
-                     "the rest)")
-    return TwoClocks(points, len(shown_rows), len(rows), wm, eff, owners, bands,
+    return TwoClocks(points, len(shown_rows), len(rows), wm, eff, owners, window_bands(result, emitted),
                      emission_markers(emitted, hover, at), ([lo, hi], [lo, hi]), hover, at, "; ".join(notes))
 
 
@@ -214,20 +212,14 @@ def thin_steps(n: int, budget: int) -> np.ndarray:
     return np.unique(np.linspace(0, n - 1, budget).round().astype(int))
 
 
-def window_bands(result: Result, emitted: pd.DataFrame,
-                 budget: int | None = None) -> tuple[tuple[np.ndarray, np.ndarray], int, int]:
-    """One rectangle per window (its last emission so far): from its first event's arrival to its emission
-    on x, its event-time span on y. Returned as one polygon trace with gaps, so it stays a single trace; with
-    the number of windows outlined and of windows. With a ``budget``, the windows a late event re-emitted or
-    revised are all outlined and the rest sampled evenly: a frame drawn while a control moves has ~1,000
-    outlines at most 250 (an SVG path of 1,000 rectangles costs the page ~45 ms a frame; RESULTS.md)."""
+def window_bands(result: Result, emitted: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """One rectangle per window of ``emitted`` (its last emission so far): from its first event's arrival to its
+    emission on x, its event-time span on y. Returned as one polygon trace with gaps, so it stays a single trace.
+    A light frame's emissions are sampled, so are its outlines: an SVG path of 1,000 rectangles cost the page
+    ~45 ms a frame (RESULTS.md)."""
     if emitted.empty:
-        return (np.array([]), np.array([])), 0, 0
+        return np.array([]), np.array([])
     last = emitted.sort_values("revision").drop_duplicates(["key", "start", "end"], keep="last")
-    windows = len(last)
-    if budget is not None and windows > budget:
-        story = (~last["reason"].isin(ROUTINE_REASONS) | (last["revision"] > 1)).to_numpy()
-        last = last.iloc[sample_rows(np.arange(windows), story, budget)]
     opened = first_arrivals(result, last)
     at = result.absolute
     x0 = plot_time(np.where(np.isnan(opened), last["emit_time"].to_numpy(dtype=float), opened), at)
@@ -236,7 +228,7 @@ def window_bands(result: Result, emitted: pd.DataFrame,
     nan = np.full(len(last), np.nan)
     x = np.column_stack([x0, x1, x1, x0, x0, nan]).ravel()
     y = np.column_stack([y0, y0, y1, y1, y0, nan]).ravel()
-    return (x, y), len(last), windows
+    return x, y
 
 
 def first_arrivals(result: Result, windows: pd.DataFrame) -> np.ndarray:

@@ -56,10 +56,11 @@ def press(page) -> dict[str, float]:
     return {"update arrived": arrived, "KB": size / 1000, "data changed": changed, "on screen": on_screen}
 
 
-# every value the effective watermark's y takes, with its page time, and two animation frames later
-RECORD_Y = """() => {
+# every value a trace's y takes (the effective watermark's, or the late events' where the slider leaves the
+# watermark alone), with its page time, and two animation frames later
+RECORD_Y = """(name) => {
   const plot = """ + CLOCKS_PLOT + """;
-  const trace = plot.data.find(t => t.name === 'effective watermark');
+  const trace = plot.data.find(t => t.name === name);
   window.__ys = [];
   let y = trace.y;
   Object.defineProperty(trace, 'y', {configurable: true, enumerable: true, get: () => y, set: (value) => {
@@ -73,11 +74,13 @@ RECORD_Y = """() => {
 
 def burst(page, slider: str, presses: int = 10, gap_ms: int = 50) -> dict[str, float]:
     """``presses`` → presses ``gap_ms`` apart on ``slider``; then, once everything has settled, when the last
-    position's frame was first there (its effective watermark, to float32's precision), from the last press."""
+    position's frame was first there (its effective watermark, or its late events for allowed lateness, to float32's
+    precision), from the last press."""
     page.locator(".widget-hslider", has_text=slider).locator(".noUi-handle").click()
     page.keyboard.press("ArrowRight")  # one step first, as a user starts: the frames ahead follow this slider
     page.wait_for_timeout(2000)
-    page.evaluate(RECORD_Y)
+    # allowed lateness leaves the watermark alone; a light frame keeps every late event, so that trace is whole
+    page.evaluate(RECORD_Y, "late, updated" if slider == "allowed lateness" else "effective watermark")
     page.evaluate("() => { window.__keys = []; window.__waits = []; document.addEventListener('keydown', "
                   "e => { window.__keys.push(performance.now()); window.__waits.push(performance.now() - e.timeStamp); },"
                   " true); }")
@@ -139,6 +142,7 @@ def main() -> None:
     parser.add_argument("--burst", action="store_true", help="ten presses 50 ms apart on each slider")
     parser.add_argument("--rounds", type=int, default=3, help="with --burst: bursts per slider")
     parser.add_argument("--run-all", type=int, default=0, metavar="N", help="Run All to the first figure, N times")
+    parser.add_argument("--preset", help="with --burst: the presets to burst under, comma-separated (default: the notebook's)")
     parser.add_argument("--kafka-export", action="store_true",
                         help="on `generate kafka-export` (50k rows, ISO event times, epoch-ms arrivals) instead of 003's")
     args = parser.parse_args()
@@ -165,7 +169,7 @@ def main() -> None:
             browser.close()
             return
         if args.burst:
-            bursts(page, url, token, args.rounds)
+            bursts(page, url, token, args.rounds, args.preset.split(",") if args.preset else [None])
             browser.close()
             return
         watch_delay_slider(page)
@@ -226,22 +230,47 @@ def run_all(page, url: str, token: str, times: int) -> None:
     print(f"median {statistics.median(seconds):.1f} s of {times}")
 
 
-def bursts(page, url: str, token: str, rounds: int) -> None:
-    """--burst: each slider's burst, ``rounds`` times; prints every burst and the medians."""
+PLAIN_INPUT = """() => { const box = document.createElement('input'); box.id = '__plain';
+  box.style = 'position: fixed; top: 0; left: 0; z-index: 9999'; document.body.appendChild(box); }"""
+
+
+def plain_burst(page, presses: int = 10, gap_ms: int = 50) -> float:
+    """The same presses in a text box of its own, which draws nothing: what the presses cost beyond the gaps
+    when the page has nothing to do (the driver's own round trips)."""
+    page.evaluate(PLAIN_INPUT)
+    page.locator("#__plain").focus()
+    started = time.perf_counter()
+    for number in range(presses):
+        page.keyboard.press("ArrowRight")
+        if number < presses - 1:
+            time.sleep(gap_ms / 1000)
+    accepted = (time.perf_counter() - started) * 1000 - (presses - 1) * gap_ms
+    page.evaluate("() => document.getElementById('__plain').remove()")
+    return accepted
+
+
+def bursts(page, url: str, token: str, rounds: int, presets: list[str | None]) -> None:
+    """--burst: each slider's burst, ``rounds`` times, under each preset; prints every burst and the medians."""
     rows: dict[str, list[dict[str, float]]] = {}
+    plain = []
     for number in range(rounds):
-        for slider in ("delay", "allowed lateness", "idle timeout"):
-            # each burst from the same place: ten steps from the top of a range move nothing
-            run_in_kernel(url, token, "c = explorer.controls; c.delay.value, c.allowed.value, c.idle.value = 5, 0, 0")
-            drawn = int(run_in_kernel(url, token, "print(explorer.page_frames.drawn_in_page)"))
-            row = burst(page, slider)
-            row["steps drawn from the page's frames"] = int(
-                run_in_kernel(url, token, "print(explorer.page_frames.drawn_in_page)")) - drawn
-            rows.setdefault(slider, []).append(row)
-            print(f"round {number + 1}, {slider}: " + ", ".join(f"{k} {v:.0f}" for k, v in row.items()), flush=True)
-    print("\nmedians (ms):")
-    for slider, found in rows.items():
-        print(f"  {slider:17} " + ", ".join(f"{k} {statistics.median(r[k] for r in found):.0f}" for k in found[0]))
+        plain.append(plain_burst(page))
+        for preset in presets:
+            if preset:
+                run_in_kernel(url, token, f"explorer.controls.preset.value = {preset!r}")
+            for slider in ("delay", "allowed lateness", "idle timeout"):
+                # each burst from the same place: ten steps from the top of a range move nothing
+                run_in_kernel(url, token, "c = explorer.controls; c.delay.value, c.allowed.value, c.idle.value = 5, 0, 0")
+                drawn = int(run_in_kernel(url, token, "print(explorer.page_frames.drawn_in_page)"))
+                row = burst(page, slider)
+                row["steps drawn from the page's frames"] = int(
+                    run_in_kernel(url, token, "print(explorer.page_frames.drawn_in_page)")) - drawn
+                name = f"{preset or 'notebook'}, {slider}"
+                rows.setdefault(name, []).append(row)
+                print(f"round {number + 1}, {name}: " + ", ".join(f"{k} {v:.0f}" for k, v in row.items()), flush=True)
+    print(f"\nmedians (ms); the same presses in a plain text box: {statistics.median(plain):.0f} ms over the gaps")
+    for name, found in rows.items():
+        print(f"  {name:30} " + ", ".join(f"{k} {statistics.median(r[k] for r in found):.0f}" for k in found[0]))
 
 
 if __name__ == "__main__":

@@ -72,6 +72,17 @@ RECORD_Y = """(name) => {
 }"""
 
 
+def press_apart(page, presses: int, gap_ms: int) -> float:
+    """``presses`` arrow-right presses ``gap_ms`` apart; the ms they took beyond the gaps (each press returns once
+    the page has handled its key events)."""
+    started = time.perf_counter()
+    for number in range(presses):
+        page.keyboard.press("ArrowRight")
+        if number < presses - 1:
+            time.sleep(gap_ms / 1000)
+    return (time.perf_counter() - started) * 1000 - (presses - 1) * gap_ms
+
+
 def burst(page, slider: str, presses: int = 10, gap_ms: int = 50) -> dict[str, float]:
     """``presses`` → presses ``gap_ms`` apart on ``slider``; then, once everything has settled, when the last
     position's frame was first there (its effective watermark, or its late events for allowed lateness, to float32's
@@ -84,12 +95,7 @@ def burst(page, slider: str, presses: int = 10, gap_ms: int = 50) -> dict[str, f
     page.evaluate("() => { window.__keys = []; window.__waits = []; document.addEventListener('keydown', "
                   "e => { window.__keys.push(performance.now()); window.__waits.push(performance.now() - e.timeStamp); },"
                   " true); }")
-    started = time.perf_counter()
-    for number in range(presses):
-        page.keyboard.press("ArrowRight")
-        if number < presses - 1:
-            time.sleep(gap_ms / 1000)
-    accepted = (time.perf_counter() - started) * 1000 - (presses - 1) * gap_ms
+    accepted = press_apart(page, presses, gap_ms)
     page.wait_for_timeout(4000)  # the light frames, then every point once the slider rests
     keys, ys, waits = page.evaluate("() => [window.__keys, window.__ys, window.__waits]")
     last, final = keys[-1], ys[-1][1]
@@ -239,12 +245,7 @@ def plain_burst(page, presses: int = 10, gap_ms: int = 50) -> float:
     when the page has nothing to do (the driver's own round trips)."""
     page.evaluate(PLAIN_INPUT)
     page.locator("#__plain").focus()
-    started = time.perf_counter()
-    for number in range(presses):
-        page.keyboard.press("ArrowRight")
-        if number < presses - 1:
-            time.sleep(gap_ms / 1000)
-    accepted = (time.perf_counter() - started) * 1000 - (presses - 1) * gap_ms
+    accepted = press_apart(page, presses, gap_ms)
     page.evaluate("() => document.getElementById('__plain').remove()")
     return accepted
 

@@ -566,7 +566,9 @@ def test_every_figure_of_the_page_is_fitted_to_its_box_and_the_sliders_sit_over_
     # the compare and job-log panels make theirs when first used: each FigureWidget costs the page a load of
     # plotly.js's widget bundle (~5 MB) at Run All
     assert len(figures_in_page()) == 3
-    explorer.compare_panel.figure, explorer.job_log_panel.plot.figure()
+    for panel in (explorer.compare_panel, explorer.job_log_panel):
+        assert panel.plot.made is None
+        panel.figure  # noqa: B018  (made on first use)
     figures = figures_in_page()
     assert len(figures) == 5 and {id(f) for f in figures} == {id(f) for f in explorer.fit_width.figures}
     assert all(f.layout.width is None for f in figures)

@@ -109,6 +109,11 @@ class JobLogPanel:
         self.upload.observe(self._on_file, names="value")
         self.replay.on_click(lambda _b: self.draw(replay=True))
 
+    @property
+    def figure(self) -> LiveFigure:
+        """The log's figure (made on first use: ``live_figure.FigureOnDemand``)."""
+        return self.plot.figure()
+
     def forget(self) -> None:
         """The stream changed: a replay beside the log was the old stream's; the log alone stays (replaying the
         new stream is a button away: on a big stream it takes a while, and loading a stream should not)."""
@@ -158,11 +163,10 @@ class JobLogPanel:
         text = format_explanation(self.explanation, stream.absolute) if self.explanation else format_log(self.progress)
         self.table.value = f"<pre style='font-size:11px;line-height:1.3'>{html.escape(text)}</pre>"
         drawn = job_timeline(self.progress, self.explanation, stream.absolute if self.explanation else True)
-        figure = self.plot.figure()
-        with figure.batch_update():
-            figure.data = ()
-            figure.layout = drawn.layout
-            figure.add_traces(list(drawn.data))
+        with self.figure.batch_update():
+            self.figure.data = ()
+            self.figure.layout = drawn.layout
+            self.figure.add_traces(list(drawn.data))
 
     def box(self) -> W.Widget:
         return W.VBox([W.HBox([self.upload, self.replay, self.message], layout=W.Layout(flex_flow="row wrap")),

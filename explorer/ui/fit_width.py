@@ -72,7 +72,10 @@ export default {
     }
     const poll = () => { if (!stopped) attach().finally(() => setTimeout(poll, 1000)); };
     poll();
-    return () => { stopped = true; observer.disconnect(); };
+    // a figure made later (a panel's, on first use) is fitted as it arrives, not at the next look
+    const added = () => attach();
+    model.on("change:figures", added);
+    return () => { stopped = true; observer.disconnect(); model.off("change:figures", added); };
   },
 };
 """

@@ -132,16 +132,15 @@ class Explorer:
         self.controls.preset.observe(self._on_preset, names="value")
 
     def _on_control(self, change: dict[str, Any]) -> None:
-        """A setting changed. From the page, the redraw is left to ``page_steps`` (a burst of moves draws its last
-        position, not each one in turn); from Python, it is done here, before the setter returns. The slider that
-        moved last, and which way, is noted: the frames computed ahead follow it."""
+        """A setting changed. From the page, ``page_steps`` redraws (a burst of moves: its last position only);
+        from Python, it is done here, before the setter returns. The frames computed ahead follow ``_moving``."""
         slider = self.controls.slider_name(change["owner"])
         moving = None if slider is None else (slider, 1 if change["new"] >= change["old"] else -1)
         if from_page(change):
             self._moving = moving or self._moving
             try:  # the position moved to, and whether the page held its frame as it moved (so drew it)
                 request = (self._stream_generation, self.controls.config(), self.key.value)
-                self.page_steps.moved((request, self.stepper.at_last_batch and self.page_frames.holds(request)))
+                self.page_steps.moved((request, self._page_holds(request)))
             except InputError:
                 self.page_steps.moved(None)
             return
@@ -229,8 +228,7 @@ class Explorer:
         self.status_line.clear_error()  # the settings work now; a note (what a file was read as) stays
         self.stepper.follow(int(self.result.events["batch"].max()), reset_stepper)
         self._post_position()
-        page_drew = not reset_stepper and (self.page_steps.page_drew(request) if from_page else
-                                           self.stepper.at_last_batch and self.page_frames.holds(request))
+        page_drew = not reset_stepper and (self.page_steps.page_drew(request) if from_page else self._page_holds(request))
         self._request = request
         view = self._view()
         assert view is not None  # self.result was just set
@@ -298,6 +296,10 @@ class Explorer:
         return self.clocks_view.note
 
     # --- the page's frames (page_frames.py) and those computed ahead (frames_ahead.py) ------------
+    def _page_holds(self, request: Request) -> bool:
+        """Whether the page holds this step's frame, and so draws it when the slider moves (page_frames.py)."""
+        return self.stepper.at_last_batch and self.page_frames.holds(request)
+
     def _on_page_drawn(self, request: Hashable, update: ClocksUpdate, stale: bool) -> None:
         """The page drew a frame it held: the Python figure mirrors it (page_frames.mirror); or, when a frame the
         kernel sent earlier lands on top of it (``stale``), the kernel sends it (``page_steps``)."""

@@ -244,9 +244,10 @@ class ClocksView:
         software WebGL), frames queued up there, each keeping the page busy, and the keys waited behind them."""
         with self._lock:
             self.post(view)
-            self._due = view if page_busy else None
-            if not page_busy:
-                self._render(view, INTERACTIVE_BUDGET)
+            if page_busy:
+                self._due = view
+            else:
+                self._render(view, INTERACTIVE_BUDGET)  # (and drops a frame held back: this one is newer)
 
     def page_showed(self) -> None:
         """The page has shown the frames sent so far: the light frame held back, if it is still the latest."""

@@ -75,6 +75,7 @@ export default {
     // still on its way, and lands on top of whatever the page draws now (page_frames.py: "seen"); and once it
     // is on screen the page says so ("shown"), and the kernel sends its next light frame
     let seen = 0;
+    const painted = (then) => requestAnimationFrame(() => requestAnimationFrame(then)); // two frames: painted
     const listening = []; // [model, event, callback]: let go when the module is loaded again
     const listen = (target, event, callback) => { target.on(event, callback); listening.push([target, event, callback]); };
     for (const name of ["_py2js_update", "_py2js_restyle"]) {
@@ -82,7 +83,7 @@ export default {
         const message = figure.get(name);
         if (!message || !(message.trace_edit_id > seen)) return;
         const edit = (seen = message.trace_edit_id);
-        requestAnimationFrame(() => requestAnimationFrame(() => model.send({ kind: "shown", edit })));
+        painted(() => model.send({ kind: "shown", edit }));
       });
     }
 
@@ -102,7 +103,7 @@ export default {
       model.send({ kind: drew ? "drew" : "missed", token: frame.token, seen });
       if (!drew) return;
       onScreen = false;
-      requestAnimationFrame(() => requestAnimationFrame(() => { onScreen = true; drawLatest(); }));
+      painted(() => { onScreen = true; drawLatest(); });
     }
     for (const slider of sliders) {
       listen(slider, "change:value", () => {

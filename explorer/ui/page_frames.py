@@ -140,13 +140,16 @@ class PageFrames(anywidget.AnyWidget):
     def busy(self) -> bool:
         """Whether the page is still drawing a frame the kernel sent: it has not shown the last edit sent, under a
         second ago (a page that stopped answering, or never did, is not waited for)."""
-        last = int(getattr(self.figure, "_last_trace_edit_id", 0))
-        return 0 < self._shown < last and time.monotonic() - self._sent_at < 1.0
+        return 0 < self._shown < self._last_edit() and time.monotonic() - self._sent_at < 1.0
 
     def stale(self, seen: object) -> bool:
         """Whether the kernel sent the figure a trace edit the page had not received when it drew (``seen``, the
         page's last; a page that does not say is taken as up to date)."""
-        return isinstance(seen, int) and int(getattr(self.figure, "_last_trace_edit_id", 0)) > seen
+        return isinstance(seen, int) and self._last_edit() > seen
+
+    def _last_edit(self) -> int:
+        """The id of the last trace edit the kernel sent the figure (plotly's FigureWidget counts them)."""
+        return int(getattr(self.figure, "_last_trace_edit_id", 0))
 
     def clear(self) -> None:
         with self._lock:

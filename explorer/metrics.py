@@ -62,10 +62,25 @@ def default_delays(stream: Stream, config: RunConfig, points: int = CURVE_POINTS
     top = int(np.ceil(np.percentile(late, 99.9)))
     if top <= 0:
         top = max(config.window.size, config.window.gap, MICROS["s"])
-    scale = 10 ** max(len(str(top)) - 2, 0)
-    top = -(-top // scale) * scale  # up to two significant digits
+    top = two_digits_up(top)
     step = -(-top // (points - 1))
     return [i * step for i in range(points)]
+
+
+def two_digits_up(micros: int) -> int:
+    """``micros`` rounded up to two significant digits, so that a grid's steps from 0 to it are round."""
+    scale = 10 ** max(len(str(micros)) - 2, 0)
+    rounded: int = -(-micros // scale) * scale
+    return rounded
+
+
+def delay_bounds(stream: Stream, config: RunConfig) -> tuple[int, int]:
+    """Where a search for a delay starts its upper end (the largest arrival − event time, at least 1 s), and the
+    stream's whole span (plus a window), past which no delay changes what closes."""
+    ev = stream.events
+    times = np.concatenate([ev["event_time"].to_numpy(), ev["arrival_time"].to_numpy()])
+    span = int(times.max() - times.min()) + max(config.window.size, config.window.gap) + 1
+    return max(int((ev["arrival_time"] - ev["event_time"]).max()), MICROS["s"]), span
 
 
 def curve_row(delay: int, m: Metrics) -> CurveRow:
@@ -186,10 +201,7 @@ def tune(stream: Stream, config: RunConfig, target: float) -> Tuning:
     start = at(0)
     if start.completeness >= target:
         return Tuning(target, True, 0, start.completeness, None, start, evaluations)
-    ev = stream.events
-    times = np.concatenate([ev["event_time"].to_numpy(), ev["arrival_time"].to_numpy()])
-    span = int(times.max() - times.min()) + max(config.window.size, config.window.gap) + 1
-    hi = max(int((ev["arrival_time"] - ev["event_time"]).max()), MICROS["s"])
+    hi, span = delay_bounds(stream, config)
     best = at(hi)
     while best.completeness < target and hi < span:
         hi = min(2 * hi, span)
@@ -255,12 +267,8 @@ def tune_live(stream: Stream, config: RunConfig, target: float, points: int = CU
 
     if at([0])[0].completeness_live >= target:  # nothing is smaller
         return LiveTuning(target, True, 0, seen[0].completeness_live, None, seen[0], len(seen), (0,))
-    ev = stream.events
-    times = np.concatenate([ev["event_time"].to_numpy(), ev["arrival_time"].to_numpy()])
-    span = int(times.max() - times.min()) + max(config.window.size, config.window.gap) + 1
-    top = max(int((ev["arrival_time"] - ev["event_time"]).max()), MICROS["s"])
-    scale = 10 ** max(len(str(top)) - 2, 0)
-    top = -(-top // scale) * scale  # up to two significant digits, so the grid's steps are round
+    top, span = delay_bounds(stream, config)
+    top = two_digits_up(top)
     while at([top])[0].completeness < target and top < span:  # below it nothing can reach the target live
         top = min(2 * top, span)
     grid = sorted({top * i // (points - 1) for i in range(points)})

@@ -58,7 +58,9 @@ class Stepper:
             follow = reset or self.batch.value >= self.batch.max
             self.batch.max = self.play.max = last_batch
             if follow:
-                self.batch.value = last_batch
+                # the play button too: a page that connects later (Voilà, a reload) links the two by copying the
+                # play button's value to the slider, and a play button left at 1 drew "up to batch 1"
+                self.batch.value = self.play.value = last_batch
 
     @property
     def at_last_batch(self) -> bool:

@@ -13,7 +13,11 @@ from typing import Any
 from explorer.config import (MILLISECOND, SECOND, BatchKind, BatchSpec, Emit, LatePolicy, LatenessRule, RefusedWhen,
                              RunConfig, Schedule, Scope, Strategy, TimeConfig)
 from explorer.errors import InputError
+from explorer.timeutil import format_duration
 
+
+# Kafka Streams' commit.interval.ms default (at-least-once): its record cache forwards what it coalesced at each commit
+KAFKA_COMMIT_INTERVAL = 30 * SECOND
 
 # a setting beside the TimeConfig's fields: tumbling and sliding windows that start at an offset (WindowSpec.offset)
 WINDOW_OFFSET = "window_offset"
@@ -130,20 +134,24 @@ PRESETS: dict[str, Preset] = {
     ),
     "kafka-streams": Preset(
         "kafka-streams",
-        "Kafka Streams: windowedBy(TimeWindows.ofSizeAndGrace | SessionWindows.ofInactivityGapAndGrace).count(). "
+        "Kafka Streams: windowedBy(TimeWindows.ofSizeAndGrace | SessionWindows.ofInactivityGapAndGrace).count(), "
+        "as production runs it: with the record cache on (statestore.cache.max.bytes, 10 MB by default). "
         "Stream time is the max record timestamp a task has seen, one per input partition and shared by all its keys; "
         "it moves only when records arrive. A record is dropped for a window whose end ≤ stream time − grace (the "
-        "delay here). By default every record a window takes forwards the window's new count at once, a revision "
-        "(emit on-update, as with caching off), and closing emits nothing (a record that grows or merges sessions first "
-        "forwards a tombstone for each session it replaced); with emit on-close "
-        "(emitStrategy(onWindowClose), suppress(untilWindowCloses)) a window is emitted once, when stream time − "
-        "grace reaches its end; with emit on-batch and --commit-interval (the record cache on, commit.interval.ms) "
-        "each commit forwards every window it changed since the last, once. A session [first, last] takes a record "
-        "within the gap (inclusive), is judged after the merge, and closes once stream time − grace is past "
-        "last + gap. Hopping windows start at 0 or later.",
+        "delay here). The cache coalesces a window's updates and forwards them at each commit: here every 30 s of "
+        "arrival time (commit.interval.ms, 30 s by default, 100 ms under exactly-once; --commit-interval), each "
+        "window the interval changed once, with its count then (emit on-batch); closing emits nothing, and a "
+        "session a commit forwarded that a record then grew or merged away gets a tombstone. The cache also "
+        "forwards a key's update early when it is full: that eviction on size is not modelled. With the cache off "
+        "(--emit on-update, what the TopologyTestDriver shows: it flushes after each record) every record a window "
+        "takes forwards the window's new count at once (a record that grows or merges sessions first forwards a "
+        "tombstone for each session it replaced); with emit on-close (emitStrategy(onWindowClose), "
+        "suppress(untilWindowCloses)) a window is emitted once, when stream time − grace reaches its end. A session "
+        "[first, last] takes a record within the gap (inclusive), is judged after the merge, and closes once stream "
+        "time − grace is past last + gap. Hopping windows start at 0 or later.",
         TimeConfig(strategy=Strategy.BOUNDED, scope=Scope.PARTITION, late_policy=LatePolicy.DROP,
-                   session_close_strict=True, session_lateness_on_merge=True, emit=Emit.ON_UPDATE,
-                   windows_from_zero=True),
+                   session_close_strict=True, session_lateness_on_merge=True, emit=Emit.ON_BATCH,
+                   commit_interval=KAFKA_COMMIT_INTERVAL, windows_from_zero=True),
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
         settings=frozenset({"bound", "emit", "commit_interval"}),
@@ -224,7 +232,14 @@ def emission(config: RunConfig) -> str:
         return ("update mode: every micro-batch writes each window it changed, with its count then "
                 "(--output-mode update)" if emit is Emit.ON_BATCH else
                 "append mode: each window once, when the watermark passes its end (--output-mode append)")
+    kafka = config.preset == "kafka-streams"
+    if emit is Emit.ON_BATCH and config.time.commit_interval is not None:
+        every = format_duration(config.time.commit_interval)
+        return (f"on commit: every {every} of arrival time, each window changed since the last commit, once, with "
+                f"its result then (--emit on-batch --commit-interval {every})"
+                + ("; Kafka Streams' record cache, on by default (--emit on-update turns it off)" if kafka else ""))
     return {Emit.ON_CLOSE: "on close: a window when the watermark closes it (--emit on-close)",
-            Emit.ON_UPDATE: "on update: every record forwards its window's new result (--emit on-update)",
+            Emit.ON_UPDATE: "on update: every record forwards its window's new result (--emit on-update)"
+                            + (", as with Kafka Streams' record cache off" if kafka else ""),
             Emit.ON_BATCH: "on batch: every batch, each window it changed, once, with its result then "
                            "(--emit on-batch)"}[emit]

@@ -264,6 +264,11 @@ class TimeConfig:
     # instead of per batch (Kafka Streams' record cache flushes at each commit, commit.interval.ms, 30 s by
     # default). None: per batch (Spark's micro-batches).
     commit_interval: int | None = None
+    # Beam's early firings, AfterWatermark.pastEndOfWindow().withEarlyFirings(AfterProcessingTime
+    # .pastFirstElementInPane().plusDelayOf(T)): a window's first element of a pane, arriving at processing time p,
+    # fires an EARLY pane at p + T unless the watermark has fired the window by then. None: no early panes. Decides
+    # nothing else (core/early.py adds the panes after any runner).
+    early_firings: int | None = None
 
     def __post_init__(self) -> None:
         """Every value checked against TIME_FIELDS, whoever built the config (a flag, YAML, a control, code):

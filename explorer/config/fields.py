@@ -166,6 +166,11 @@ TIME_FIELDS: tuple[TimeField, ...] = (
               "arrival time, flushed at each multiple of it, not per batch (Kafka Streams' record cache, flushed "
               "every commit.interval.ms, 30s by default; off: per batch)", yaml="commitInterval", optional=True,
               positive=True),
+    TimeField("early_firings", "early_firings", "Beam's early firings (withEarlyFirings(AfterProcessingTime"
+              ".pastFirstElementInPane().plusDelayOf(T))): a pane's first element arriving at processing time p fires "
+              "an EARLY pane at p + T, until the watermark fires the window (off: none; tumbling and sliding "
+              "windows, emit on-close)", yaml="earlyFirings", optional=True, positive=True,
+              windows=("tumbling", "sliding")),
 )
 FIELD_BY_OPTION = {spec.option: spec for spec in TIME_FIELDS}
 

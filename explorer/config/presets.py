@@ -130,7 +130,7 @@ PRESETS: dict[str, Preset] = {
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
         allowed_lateness=True,
-        settings=frozenset({"bound", "allowed_lateness", "panes", WINDOW_OFFSET}),
+        settings=frozenset({"bound", "allowed_lateness", "panes", "early_firings", WINDOW_OFFSET}),
     ),
     "kafka-streams": Preset(
         "kafka-streams",

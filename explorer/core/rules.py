@@ -147,6 +147,8 @@ NOT_RULES: dict[str, str] = {
     "panes": "what an emission carries, not when: core.panes cuts the windows table after any runner",
     "commit_interval": "which updates one emission coalesces, not any decision: core.coalesce groups the on-update "
                        "rows by it after any runner",
+    "early_firings": "early panes are added, not decided: Beam's early firings change no drop, lateness or on-time "
+                     "or late pane, so core.early adds them to the windows table after any runner",
 }
 
 

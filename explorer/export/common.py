@@ -85,7 +85,7 @@ ENGINE_OF_TARGET = {"VoltSP": "voltsp", "Flink": "flink", "PyFlink": "flink", "B
 JUDGED_IN_WORDS = frozenset({"strategy", "idle_timeout", "idle_clock", "allowed_lateness", "late_policy", "scope",
                              "lateness_rule", "end_inclusive", "time_source", "emit", "panes", "windows_from_zero",
                              "late_fires_per_element", "source_idle_timeout", "delay", "bound",
-                             "commit_interval"})
+                             "commit_interval", "early_firings"})
 
 
 def _differences(config: RunConfig, target: str) -> list[str]:
@@ -141,6 +141,9 @@ def unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]:
     if "emit" not in handled and t.commit_interval is not None and t.emit is Emit.ON_BATCH:
         notes.append(f"updates coalesced per commit interval ({format_duration(t.commit_interval)}) have no "
                      f"equivalent in {target}")
+    if "early" not in handled and t.early_firings is not None:
+        notes.append(f"early firings every {format_duration(t.early_firings)} of processing time (Beam's "
+                     f"withEarlyFirings) have no equivalent in {target}: it emits a window when it closes")
     if "panes" not in handled and t.panes is Panes.DISCARDING:
         notes.append(f"discarding panes have no equivalent in {target}: a re-emission carries the whole window")
     if config.window.kind is WindowKind.SLIDING and rules.from_zero != ("from_zero" in handled):

@@ -110,12 +110,12 @@ class Emit(str, Enum):
     ON_CLOSE: once the watermark closes it, then again per late update (every engine's default but Kafka
     Streams'; there ``emitStrategy(onWindowClose)`` or ``suppress(untilWindowCloses)``).
     ON_UPDATE: every record a window takes forwards the window's new result at once, a revision; nothing is
-    emitted when it closes (Kafka Streams' default, as with caching off: the TopologyTestDriver's view).
+    emitted when it closes (Kafka Streams with its record cache off: the TopologyTestDriver's view).
     ON_BATCH: the same updates, coalesced per batch: when a batch commits, each window the batch changed emits
     once, with its whole result after the batch; nothing is emitted when it closes. Spark's outputMode("update")
-    (the batches are its micro-batches), and Kafka Streams' record cache, which forwards a key's latest result at
-    each commit (batches of ``commit.interval.ms``). Decisions (drops, eviction) are on-update's, so the
-    windows table is cut from the on-update one after any runner (``core/coalesce.py``).
+    (the batches are its micro-batches), and Kafka Streams' record cache, on by default, which forwards a key's
+    latest result at each commit (batches of ``commit.interval.ms``). Decisions (drops, eviction) are on-update's,
+    so the windows table is cut from the on-update one after any runner (``core/coalesce.py``).
     """
 
     ON_CLOSE = "on-close"

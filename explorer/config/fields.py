@@ -156,9 +156,10 @@ TIME_FIELDS: tuple[TimeField, ...] = (
               "that move it and the delay are truncated toward zero to it (Spark: 1ms; default 1us, exact)",
               yaml="watermarkUnit", positive=True),
     TimeField("emit", "emit", "on-close: a window is emitted when the watermark closes it; on-update: every record "
-              "it takes emits its new result at once, and its close emits nothing (Kafka Streams' default); on-batch: "
-              "those updates coalesced per batch, each window a batch changed emitted once at its commit with its "
-              "result after it (Spark's update output mode; Kafka Streams' record cache per commit interval)", Emit,
+              "it takes emits its new result at once, and its close emits nothing (Kafka Streams with its record cache "
+              "off); on-batch: those updates coalesced per batch, each window a batch changed emitted once at its "
+              "commit with its result after it (Spark's update output mode; Kafka Streams' record cache per commit "
+              "interval, its default)", Emit,
               "emit"),
     TimeField("panes", "panes", "what a window's later emissions carry: the whole window (accumulating) or only the "
               "events since its previous one (discarding, Beam's discardingFiredPanes)", Panes, "panes"),

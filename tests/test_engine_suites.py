@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from explorer.config import BatchKind, BatchSpec, Emit, RefusedWhen, Scope, Strategy
+from explorer.config import BatchKind, BatchSpec, Emit, Panes, RefusedWhen, Scope, Strategy
 from explorer.core import Result, run
 from explorer.streams import stream_from_frame
 from explorer.timeutil import MICROS
@@ -31,6 +31,7 @@ SUITES = {suite: yaml.safe_load((SCENARIOS / file).read_text())
           for suite, file in (("flink", "flink_window_operator.yaml"),
                               ("flink-side-output", "flink_side_output_itcase.yaml"), ("beam", "beam_trigger_transcripts.yaml"),
                               ("beam-reduce-fn", "beam_reduce_fn_runner.yaml"),
+                              ("beam-early", "beam_early_firings.yaml"),
                               ("bytewax", "bytewax_fold_window.yaml"),
                               ("kafka-streams", "kafka_streams_suppress.yaml"),
                               ("kafka-streams-updates", "kafka_streams_updates.yaml"))}
@@ -40,7 +41,14 @@ CASES = [(suite, name) for suite, cases in SUITES.items() for name in sorted(cas
 def replay(case: dict, engine: str = "compiled", **changes) -> Result:
     """The case's input as a stream (one batch per row), run under its config; the scripted strategy when the
     input has watermark rows."""
-    rows = case["input"] + case.get("then", [])
+    rows, clock = [], []  # a [processing, T] row is no input row: it sets the arrival time of the rows after it
+    for r in case["input"] + case.get("then", []):
+        if r[0] == "processing":
+            clock.append(r[1])
+        else:
+            rows.append(r)
+            clock.append(None)
+    arrivals = pd.Series(clock, dtype=float).ffill().fillna(0)[[c is None for c in clock]].tolist()
     frame = pd.DataFrame({
         "id": [r[0] if r[0] != "watermark" else f"w{i}" for i, r in enumerate(rows, start=1)],
         "key": [r[1] if r[0] != "watermark" else "" for r in rows],
@@ -49,6 +57,8 @@ def replay(case: dict, engine: str = "compiled", **changes) -> Result:
     })
     if case.get("arrive_together"):  # a harness that takes every item within microseconds, in file order
         frame["arrival_time"] = [n / MICROS[case.get("unit", "ms")] for n in range(len(rows))]
+    if any(c is not None for c in clock):  # the tester's processing time (advanceProcessingTime)
+        frame["arrival_time"] = arrivals
     stream = stream_from_frame(frame, name=case["test"], time_unit=case.get("unit", "ms"))
     scripted = {"strategy": "scripted"} if any(r[0] == "watermark" for r in rows) else {}
     config = make_config({**case["config"], **scripted})
@@ -97,7 +107,8 @@ def test_engine_suite_cases(suite, name, engine):
         return
     assert outcome(case, result) == expected(case), case["test"]
     assert result.metrics.partly_dropped == len(case.get("partly_dropped", []))
-    assert len(result.events) == sum(r[0] != "watermark" for r in case["input"] + case.get("then", []))
+    assert len(result.events) == sum(r[0] not in ("watermark", "processing")
+                                     for r in case["input"] + case.get("then", []))
 
 
 @pytest.mark.parametrize("suite, name, changes", [
@@ -121,6 +132,9 @@ def test_engine_suite_cases(suite, name, engine):
     ("kafka-streams-updates", "multiple_sessions_cached", {"commit_interval": None}),  # a flush per record: d twice
     ("kafka-streams-updates", "multiple_sessions_cached", {"emit": Emit.ON_UPDATE}),  # the cache off: every update
     ("kafka-streams-updates", "session_windows_count_cached", {"commit_interval": 3_600_000_000}),  # one flush
+    ("beam-early", "early_pane_before_the_watermark", {"early_firings": None}),  # no pane before the input ends
+    ("beam-early", "panes_follow_the_first_element", {"early_firings": 3_000_000}),  # other panes
+    ("beam-early", "panes_follow_the_first_element", {"panes": Panes.ACCUMULATING}),  # 2, 4, 6, 7, 7 elements
 ])
 def test_the_cases_fail_without_the_rule_they_check(suite, name, changes):
     """A harness that cannot fail proves nothing: each case must reject the rule it was chosen for."""

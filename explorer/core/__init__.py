@@ -10,6 +10,7 @@ from explorer.budget import check_run
 from explorer.config import RunConfig, Scope, TimeSource
 from explorer.core.assemble import run_reference
 from explorer.core.coalesce import coalesce, coalesced
+from explorer.core.early import add_early_panes, refusal
 from explorer.core.compiled import evaluate, evaluate_metrics
 from explorer.core.result import Metrics, Reason, Result, Stat, Status
 from explorer.core.summary import summarize
@@ -27,14 +28,14 @@ def run(stream: Stream, config: RunConfig | None = None, engine: str = "compiled
     check_run(len(stream), config)
     check_inputs(stream, config)
     # on-batch: the kernel runs on-update, and its table is coalesced here (the reference does it in run_reference)
-    return coalesce(evaluate(stream, config)) if engine == "compiled" else run_reference(stream, config)
+    return add_early_panes(coalesce(evaluate(stream, config))) if engine == "compiled" else run_reference(stream, config)
 
 
 def run_metrics(stream: Stream, config: RunConfig) -> Metrics:
     """Just the metrics (for sweeps): no per-event tables, no window contents."""
     check_inputs(stream, config)
-    if coalesced(config):  # its metrics count the coalesced emissions: the kernel's own are on-update's
-        return coalesce(evaluate(stream, config)).metrics
+    if coalesced(config) or config.time.early_firings is not None:  # its metrics count the emissions added after
+        return add_early_panes(coalesce(evaluate(stream, config))).metrics
     return evaluate_metrics(stream, config)
 
 
@@ -47,6 +48,9 @@ def check_inputs(stream: Stream, config: RunConfig) -> None:
     if config.time.follows_watermark_rows and stream.watermarks.empty:
         raise InputError(f"{stream.name}: strategy scripted follows the input's watermark rows (column kind = "
                          "'watermark'), and it has none")
+    why = refusal(config)
+    if why:
+        raise InputError(why)
     time = config.time
     if time.scope is Scope.PARTITION and time.time_source is TimeSource.EVENT and not time.follows_watermark_rows:
         key = stream.cached("a key in two partitions", lambda: _key_in_two_partitions(stream))

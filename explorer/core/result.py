@@ -37,6 +37,9 @@ class Reason(str, Enum):
     IDLE_TIMEOUT = "IDLE_TIMEOUT"
     LATE_UPDATE = "LATE_UPDATE"
     END_OF_STREAM = "END_OF_STREAM"
+    # Beam's early firings (--early-firings): a processing-time timer fired the window before the watermark did
+    # (core/early.py); every row of a window is one of Beam's panes, its PaneInfo.index is revision − 1
+    EARLY = "EARLY"
 
 
 EVENT_COLUMNS = ["id", "key", "partition", "event_time", "arrival_time", "batch", "status", "watermark",
@@ -47,7 +50,16 @@ WINDOW_COLUMNS = ["key", "start", "end", "count", "ids", "emit_batch", "emit_tim
 WATERMARK_COLUMNS = ["batch", "time", "scope", "watermark", "effective", "at"]
 
 
-REASON_ORDER = {"TOMBSTONE": -2, "UPDATE": -1, "LATE_UPDATE": 0, "WATERMARK": 1, "IDLE_TIMEOUT": 2, "END_OF_STREAM": 3}
+# at one instant an early pane (its timer fired before the elements arriving then) comes first; EARLY never
+# meets UPDATE or TOMBSTONE (early firings need emit on-close)
+REASON_ORDER = {"EARLY": -3, "TOMBSTONE": -2, "UPDATE": -1, "LATE_UPDATE": 0, "WATERMARK": 1, "IDLE_TIMEOUT": 2,
+                "END_OF_STREAM": 3}
+
+
+def pane_timing(reason: str) -> str:
+    """A row's pane timing in Beam's words (PaneInfo.Timing): an early pane is EARLY, a late element's re-firing
+    LATE, a window's firing by watermark (or at the end of input, or an idle timeout) ON_TIME."""
+    return {Reason.EARLY.value: "EARLY", Reason.LATE_UPDATE.value: "LATE"}.get(reason, "ON_TIME")
 
 
 def canonical_order(windows: pd.DataFrame) -> pd.DataFrame:

@@ -25,10 +25,12 @@ def summarize(counts: dict[str, int], admitted: int, refused: int, windows: pd.D
     def reason_is(*reasons: str) -> npt.NDArray[np.bool_]:
         return np.isin(codes, [code[r] for r in reasons if r in code])
 
-    revision = windows["revision"].to_numpy()
+    revision = _after_early(windows, reason_is(Reason.EARLY.value))
     first = (revision == 1) & reason_is(*FIRST_EMISSIONS)
     # events in windows first emitted only at the end of input (a window's count there is all its events)
-    at_end_only = int(windows["count"].to_numpy()[reason_is(Reason.END_OF_STREAM.value) & (revision == 1)].sum())
+    at_end = reason_is(Reason.END_OF_STREAM.value) & (revision == 1)
+    at_end_only = int(windows["count"].to_numpy()[at_end].sum()) - _shown_early(windows, at_end, reason_is(
+        Reason.EARLY.value))
     total = admitted + refused
     revised = reason_is(Reason.LATE_UPDATE.value, Reason.UPDATE.value) & (revision > 1)
     return Metrics(
@@ -47,3 +49,25 @@ def summarize(counts: dict[str, int], admitted: int, refused: int, windows: pd.D
         latency_processing=Stat.of(windows["latency_processing"].to_numpy(dtype=np.int64)[first]),
         max_open_windows=max_open_windows,
     )
+
+
+def _after_early(windows: pd.DataFrame, early: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+    """Each row's revision counting only the window's panes after its early ones (Beam's early firings): the on-time
+    pane is the window's first emission, as without them, so the counts and latencies keep their meaning."""
+    revision = windows["revision"].to_numpy()
+    if not early.any():
+        return revision
+    window = windows.groupby(["key", "start", "end"], sort=False).ngroup().to_numpy()
+    return revision - np.bincount(window[early], minlength=window.max() + 1)[window]
+
+
+def _shown_early(windows: pd.DataFrame, rows: npt.NDArray[np.bool_], early: npt.NDArray[np.bool_]) -> int:
+    """How many of the events ``rows`` carry an early pane of their window had already emitted (they reached the
+    output while the input ran)."""
+    if not early.any() or not rows.any():
+        return 0
+    shown: dict[tuple[object, int, int], set[object]] = {}
+    for key, start, end, ids in windows.loc[early, ["key", "start", "end", "ids"]].itertuples(index=False):
+        shown.setdefault((key, start, end), set()).update(ids)
+    return sum(len(shown.get((key, start, end), set()).intersection(ids))
+               for key, start, end, ids in windows.loc[rows, ["key", "start", "end", "ids"]].itertuples(index=False))

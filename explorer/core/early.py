@@ -1,0 +1,161 @@
+"""Beam's early firings (``--early-firings T``): ``AfterWatermark.pastEndOfWindow().withEarlyFirings(
+AfterProcessingTime.pastFirstElementInPane().plusDelayOf(T))``, the late firings and the panes as configured.
+
+An early firing decides nothing: Beam drops, judges lateness and fires the on-time and late panes by the watermark
+alone, whatever the early sub-trigger did. So every runner makes the table without early panes, and
+:func:`add_early_panes` adds them here, once, as ``coalesce.py`` cuts updates: it reads the Result (each event's
+arrival time is its processing time; each window's first emission is its on-time pane, by watermark or at the end
+of input) and puts the EARLY panes before it.
+
+Beam's rule (Java's ``AfterWatermarkStateMachine`` / ``AfterProcessingTimeStateMachine`` and Python's
+``trigger.AfterWatermark`` / ``AfterProcessingTime`` alike): a pane's first element, processed at p, sets a
+processing-time timer at p + T; when the clock reaches it, the window fires an EARLY pane with what it holds, and
+the next element starts a new pane. Once the watermark has fired the window (its on-time pane), the early
+sub-trigger is done. Ties: the clock reaches p + T before an element arriving exactly then is processed (a test
+stream advances processing time, fires the timers due, then adds the element), so that element and the on-time
+firing it may cause come after the early pane. The clock moves only with arrivals: a timer due after the last
+arrival never fires (the input ends and the watermark goes to infinity first).
+
+The on-time pane is emitted even when no element arrived since the last early pane (Beam's default
+``OnTimeBehavior.FIRE_ALWAYS``; the Python runner emits it too): with discarding panes it carries nothing then.
+Each pane's index (Beam's ``PaneInfo.index``) is its row's ``revision`` − 1, and its timing follows from its
+reason (:func:`explorer.core.result.pane_timing`).
+
+Sessions are refused: a merged session's pane timers and pane indices follow runner-specific rules (Python keeps
+each merged window's timer; Java's ``ReduceFnRunner`` merges them), not one model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from explorer.config import Emit, Panes, RunConfig, WindowKind
+from explorer.core.coalesce import _last_up_to, _marks_at
+from explorer.core.result import WINDOW_COLUMNS, Reason, Result, canonical_order
+from explorer.core.rules import derive
+from explorer.core.summary import summarize
+from explorer.core.watermarks import GLOBAL
+from explorer.errors import InputError
+
+
+def refusal(config: RunConfig) -> str | None:
+    """Why early firings cannot be modelled with ``config`` (None: they can)."""
+    if config.time.early_firings is None:
+        return None
+    if config.window.kind is WindowKind.SESSION:
+        return ("--early-firings: sessions are not modelled (a merged session's early timers and pane indices "
+                "follow each runner's own merge rules); use tumbling or sliding windows")
+    if config.time.emit is not Emit.ON_CLOSE:
+        return (f"--early-firings: early panes come before a window's on-time pane (emit on-close); emit "
+                f"{config.time.emit.value} already emits every update")
+    return None
+
+
+def add_early_panes(result: Result) -> Result:
+    """``result`` with its EARLY panes (and the metrics of the new table); any result without early firings as it
+    is."""
+    config = result.config
+    delay = config.time.early_firings
+    if delay is None:
+        return result
+    why = refusal(config)
+    if why:
+        raise InputError(why)
+    windows = _with_early(result, delay)
+    m = result.metrics
+    counts = {str(status): int(n) for status, n in result.events["status"].value_counts().items()}
+    admitted = int(result.assignments["admitted"].sum())
+    metrics = summarize(counts, admitted, len(result.assignments) - admitted, windows, m.max_open_windows,
+                        m.partly_dropped)
+    return replace(result, windows=windows, metrics=metrics)
+
+
+def _with_early(result: Result, delay: int) -> pd.DataFrame:
+    """The windows table with each window's early panes before its first emission, its later rows' revisions moved
+    on by their number, and (discarding) its on-time pane cut to the events no early pane carried."""
+    w = result.windows
+    if w.empty:
+        return w
+    events = result.events
+    arrival = dict(zip(events["id"].tolist(), events["arrival_time"].tolist()))
+    discarding = result.config.time.panes is Panes.DISCARDING
+    window_of = w.groupby(["key", "start", "end"], sort=False).ngroup().to_numpy()
+    first = ~pd.Series(window_of).duplicated().to_numpy()  # a window's first emission: its on-time pane
+    early: list[dict[str, object]] = []
+    shift = np.zeros(window_of.max() + 1, dtype=np.int64)  # early panes per window
+    ids = w["ids"].to_numpy(dtype=object).copy()
+    counts = w["count"].to_numpy().copy()
+    keys, starts, ends, on_time = (w[c].tolist() for c in ("key", "start", "end", "emit_time"))
+    for row in np.flatnonzero(first).tolist():
+        members = tuple(ids[row])
+        panes = _panes(np.array([arrival[i] for i in members], dtype=np.int64), on_time[row], delay)
+        shown = np.zeros(len(members), dtype=bool)
+        for n, (due, upto) in enumerate(panes, 1):
+            carried = upto & ~shown if discarding else upto
+            shown |= upto
+            early.append({"key": keys[row], "start": starts[row], "end": ends[row],
+                          "ids": tuple(m for m, c in zip(members, carried.tolist()) if c), "emit_time": due,
+                          "revision": n})
+        shift[window_of[row]] = len(panes)
+        if discarding and panes:
+            ids[row] = tuple(m for m, s in zip(members, shown.tolist()) if not s)
+            counts[row] = len(ids[row])
+    if not early:
+        return w
+    table = w.assign(ids=ids, count=counts, revision=w["revision"].to_numpy() + shift[window_of])
+    return canonical_order(pd.concat([table, _rows(result, pd.DataFrame(early))], ignore_index=True))
+
+
+def _panes(arrivals: np.ndarray, on_time: int, delay: int) -> list[tuple[int, np.ndarray]]:
+    """A window's early panes from its elements' arrival (processing) times, before its on-time pane at ``on_time``:
+    (when it fires, which elements it holds). A pane begins with the first element after the last firing, and
+    fires at that element's arrival + ``delay`` if that is no later than the on-time pane."""
+    out: list[tuple[int, np.ndarray]] = []
+    fired = None  # the last early firing: elements arriving at or after it are in the next pane
+    while True:
+        waiting = arrivals if fired is None else arrivals[arrivals >= fired]
+        if not len(waiting):
+            return out
+        due = int(waiting.min()) + delay
+        if due > on_time:
+            return out
+        out.append((due, arrivals < due))
+        fired = due
+
+
+def _rows(result: Result, early: pd.DataFrame) -> pd.DataFrame:
+    """The early panes as windows-table rows: emitted by the last batch committed before their timer fired, with
+    that commit's watermark of their scope and the largest event time it had seen (as a watermark firing there
+    would have)."""
+    config = result.config
+    rules = derive(config)
+    events = result.events
+    arrivals = events["arrival_time"].to_numpy(dtype=np.int64)
+    order = np.argsort(arrivals, kind="stable")
+    due = early["emit_time"].to_numpy(dtype=np.int64)
+    before = np.searchsorted(arrivals[order], due, side="left")  # events that arrived before each timer
+    batch = events["batch"].to_numpy(dtype=np.int64)[order][before - 1]
+    partition_of = dict(zip(events["key"], events["partition"]))
+    group = [str(k) if rules.per_key else str(partition_of[k]) if rules.per_partition else GLOBAL
+             for k in early["key"].tolist()]
+    marks = _marks_at(result.watermarks, batch, group)
+    group_of_event = (events["key"] if rules.per_key else events["partition"] if rules.per_partition
+                      else pd.Series(GLOBAL, index=events.index)).astype(str)
+    seen_by = (pd.DataFrame({"group": group_of_event, "batch": events["batch"].to_numpy(dtype=np.int64),
+                             "t": events["event_time"].to_numpy(dtype=np.int64)})
+               .groupby(["group", "batch"])["t"].max().groupby(level=0).cummax().reset_index())
+    seen = _last_up_to(seen_by, batch, group, "batch", "group")["t"].to_numpy(dtype=np.int64)
+    end = early["end"].to_numpy(dtype=np.int64)
+    return pd.DataFrame({
+        "key": early["key"].to_numpy(dtype=object), "start": early["start"].to_numpy(dtype=np.int64), "end": end,
+        "count": np.fromiter(map(len, early["ids"]), dtype=np.int64, count=len(early)),
+        "ids": early["ids"].to_numpy(dtype=object), "emit_batch": batch, "emit_time": due,
+        "watermark": pd.array(marks["watermark"].to_numpy(), dtype="Int64"),
+        "effective_watermark": pd.array(marks["effective"].to_numpy(), dtype="Int64"),
+        "reason": Reason.EARLY.value, "revision": early["revision"].to_numpy(dtype=np.int64),
+        "latency_event": pd.array(seen - end, dtype="Int64"),
+        "latency_processing": due - end,
+    }, columns=WINDOW_COLUMNS)

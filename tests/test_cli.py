@@ -54,7 +54,7 @@ def test_the_summary_counts_kafka_streams_tombstones(tmp_path, capsys):
     first."""
     (tmp_path / "s.csv").write_text("id,key,event_time\na,k,0\nb,k,20\nc,k,10\n")
     assert main(["run", str(tmp_path / "s.csv"), "--preset", "kafka-streams", "--window", "session:10",
-                 "--delay", "20s"]) == 0
+                 "--delay", "20s", "--emit", "on-update"]) == 0
     assert "updates 1, tombstones 2 (sessions a record replaced)," in capsys.readouterr().out
     assert main(["run", str(tmp_path / "s.csv"), "--preset", "spark", "--window", "session:10"]) == 0
     assert "tombstones" not in capsys.readouterr().out

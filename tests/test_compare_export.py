@@ -47,7 +47,7 @@ def test_flinks_operator_watermark_refuses_what_per_key_watermarks_keep():
 def test_the_cause_named_is_the_one_setting_that_settles_the_group_not_every_setting_that_differs():
     """Spark, Flink and Kafka Streams differ in five settings; the old answer listed them all, scope first. Re-run,
     Spark's event taken by a micro-batch whose watermark had not yet moved is settled only by Spark's own
-    rules, and the windows Kafka Streams emits on update by its emit mode."""
+    rules, and the windows Kafka Streams emits at its commits (the record cache) by its emit mode."""
     frame = pd.DataFrame({"id": ["a1", "x", "a2"], "key": ["a", "a", "a"], "event_time": [100.0, 5.0, 120.0],
                           "arrival_time": [100.0, 100.5, 121.0]})
     stream = stream_from_frame(frame, name="one micro-batch")
@@ -57,7 +57,7 @@ def test_the_cause_named_is_the_one_setting_that_settles_the_group_not_every_set
     taken = groups["spark: on time; flink: side output; kafka-streams: dropped"]
     assert "settles them all: --strategy bounded on spark" in taken and "scope" not in taken
     still_open = groups["spark: still open at the end; flink: still open at the end; kafka-streams: emitted first"]
-    assert still_open.endswith("settles them all: --emit on-close on kafka-streams (as spark; it is on-update)")
+    assert still_open.endswith("settles them all: --emit on-close on kafka-streams (as spark; it is on-batch)")
     later = groups["spark: emitted later; flink: emitted later; kafka-streams: emitted first"]
     assert later.endswith("No one setting changed on one side settles them all: they come from several settings "
                           "together")
@@ -183,9 +183,12 @@ def test_the_kafka_streams_snippet_says_grace_and_its_emit_strategy():
                              window=WindowSpec.parse("session:30")), "kafka-streams-java")
     assert "SessionWindows.ofInactivityGapAndGrace(Duration.ofSeconds(30), Duration.ofSeconds(5))" in session
     assert "EmitStrategy.onWindowClose()" in session and "NOTE" not in session
-    updates = export(preset("kafka-streams", delay=5 * S), "kafka-streams-java")  # the default: every update
-    assert "EmitStrategy" not in updates and "STATESTORE_CACHE_MAX_BYTES_CONFIG, 0" in updates
-    assert "NOTE" not in updates
+    cached = export(preset("kafka-streams", delay=5 * S), "kafka-streams-java")  # the default: the cache on
+    assert "EmitStrategy" not in cached and "NOTE" not in cached
+    assert "STATESTORE_CACHE_MAX_BYTES_CONFIG, 10485760L" in cached and "COMMIT_INTERVAL_MS_CONFIG, 30000L" in cached
+    updates = export(preset("kafka-streams", delay=5 * S, emit=Emit.ON_UPDATE), "kafka-streams-java")
+    assert "EmitStrategy" not in updates and "NOTE" not in updates
+    assert "STATESTORE_CACHE_MAX_BYTES_CONFIG, 0L" in updates and "COMMIT_INTERVAL" not in updates
     elsewhere = export(preset("flink", delay=5 * S, emit=Emit.ON_UPDATE), "flink-java")
     assert "NOTE: emit on-update" in elsewhere
     tumbling = export(replace(preset("kafka-streams", delay=0), window=WindowSpec.parse("tumbling:1m")),

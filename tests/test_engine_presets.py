@@ -12,7 +12,7 @@ import pytest
 import yaml
 from hypothesis import given, settings
 
-from explorer.config import BatchKind, BatchSpec, Emit, Panes, WindowSpec, preset
+from explorer.config import BatchKind, BatchSpec, Emit, Panes, WindowSpec, preset, what_if
 from explorer.core import run
 from explorer.core.engine import Engine
 from explorer.core.assemble import batch_rows
@@ -317,13 +317,14 @@ def test_beam_discarding_panes_carry_only_what_came_since_the_last_one(engine):
 
 @pytest.mark.parametrize("engine", ["compiled", "reference"])
 def test_kafka_streams_forwards_every_update_and_nothing_at_close(engine):
-    """Kafka Streams' default emit strategy: each record a window takes forwards the window's new count at once
-    (a revision, carrying that record); closing forwards nothing, and an expired record forwards nothing. Drops
-    are the same as with emitStrategy(onWindowClose), which emits each window once at close instead."""
+    """Kafka Streams' default emit strategy with the record cache off (as the TopologyTestDriver shows it): each
+    record a window takes forwards the window's new count at once (a revision, carrying that record); closing
+    forwards nothing, and an expired record forwards nothing. Drops are the same as with
+    emitStrategy(onWindowClose), which emits each window once at close instead."""
     frame = pd.DataFrame({"id": ["a", "b", "c", "d", "e"], "key": ["k", "k", "j", "k", "k"],
                           "event_time": [1.0, 4.0, 2.0, 15.0, 3.0]})
     stream = stream_from_frame(frame, name="updates")
-    config = replace(preset("kafka-streams", delay=2 * S), window=WindowSpec.parse("tumbling:10s"))
+    config = replace(preset("kafka-streams", delay=2 * S, emit=Emit.ON_UPDATE), window=WindowSpec.parse("tumbling:10s"))
     updates = run(stream, config, engine=engine)
     rows = [(w.key, w.start / S, w.count, w.ids, w.emit_batch, w.revision, w.reason)
             for w in updates.windows.itertuples()]
@@ -340,14 +341,14 @@ def test_kafka_streams_forwards_every_update_and_nothing_at_close(engine):
 
 @pytest.mark.parametrize("engine", ["compiled", "reference"])
 def test_kafka_streams_tombstones_every_session_a_record_replaces(engine):
-    """KStreamSessionWindowAggregate, emitting on every update: a record that joins sessions first forwards a
-    null for each session it replaces (here both of k's, which it merges), then the merged session. A record
-    inside an unchanged span [t, t] replaces nothing; sessions of other keys are untouched. Metrics count the
-    sessions' first updates and their revisions (the merge is one: a revision of the sessions it joined), not the
-    tombstones."""
+    """KStreamSessionWindowAggregate with the record cache off, emitting on every update: a record that joins
+    sessions first forwards a null for each session it replaces (here both of k's, which it merges), then the merged
+    session. A record inside an unchanged span [t, t] replaces nothing; sessions of other keys are untouched.
+    Metrics count the sessions' first updates and their revisions (the merge is one: a revision of the sessions it
+    joined), not the tombstones."""
     frame = pd.DataFrame({"id": ["a", "b", "j", "c", "d"], "key": ["k", "k", "j", "k", "j"],
                           "event_time": [0.0, 20.0, 5.0, 10.0, 5.0]})
-    config = replace(preset("kafka-streams", delay=60 * S), window=WindowSpec.parse("session:10"))
+    config = replace(preset("kafka-streams", delay=60 * S, emit=Emit.ON_UPDATE), window=WindowSpec.parse("session:10"))
     result = run(stream_from_frame(frame, name="merges"), config, engine=engine)
     rows = [(w.key, w.start / S, round(w.end / S), w.count, w.ids, w.emit_batch, w.reason)
             for w in result.windows.itertuples()]
@@ -357,6 +358,26 @@ def test_kafka_streams_tombstones_every_session_a_record_replaces(engine):
                     ("k", 0, 30, 3, ("c",), 4, "UPDATE"),
                     ("j", 5, 15, 2, ("d",), 5, "UPDATE")]  # j@[5, 5] again: the same span, no tombstone
     assert result.metrics.windows_emitted == 3 and result.metrics.updates == 2
+
+
+@pytest.mark.parametrize("engine", ["compiled", "reference"])
+def test_kafka_streams_default_is_the_record_cache_flushed_at_each_30_s_commit(engine):
+    """Production Kafka Streams runs with its record cache on (statestore.cache.max.bytes, 10 MB): a window's
+    updates coalesce in the cache and are forwarded at each commit (commit.interval.ms, 30 s). So the preset,
+    unchanged, emits each window once per 30 s of arrival time that updated it, at the interval's end, with its
+    count then; --emit on-update (the cache off) forwards every record. Fails if the default goes back to
+    on-update, or to a flush per batch (one record here)."""
+    frame = pd.DataFrame({"id": ["a", "b", "c", "d", "e"], "key": ["k"] * 5,
+                          "event_time": [1.0, 4.0, 12.0, 2.0, 45.0], "arrival_time": [1.0, 5.0, 20.0, 40.0, 50.0]})
+    stream = stream_from_frame(frame, name="commits")
+    config = replace(preset("kafka-streams", delay=60 * S), window=WindowSpec.parse("tumbling:10s"))
+    cached = run(stream, config, engine=engine).windows
+    assert sorted((w.emit_time / S, w.start / S, w.count, w.ids, w.revision) for w in cached.itertuples()) == [
+        (30, 0, 2, ("a", "b"), 1), (30, 10, 1, ("c",), 1), (60, 0, 3, ("a", "b", "d"), 2), (60, 40, 1, ("e",), 1)]
+    assert set(cached["reason"]) == {"UPDATE"} and what_if(config) == []
+    off = config.with_time(emit=Emit.ON_UPDATE)
+    assert run(stream, off, engine=engine).windows["emit_time"].tolist() == [1 * S, 5 * S, 20 * S, 40 * S, 50 * S]
+    assert what_if(off) == []
 
 
 @pytest.mark.parametrize("engine", ["compiled", "reference"])

@@ -132,6 +132,7 @@ def test_engine_suite_cases(suite, name, engine):
     ("kafka-streams-updates", "multiple_sessions_cached", {"commit_interval": None}),  # a flush per record: d twice
     ("kafka-streams-updates", "multiple_sessions_cached", {"emit": Emit.ON_UPDATE}),  # the cache off: every update
     ("kafka-streams-updates", "session_windows_count_cached", {"commit_interval": 3_600_000_000}),  # one flush
+    ("kafka-streams-updates", "time_windows_count_cached", {"commit_interval": 30_000_000}),  # the preset's 30 s
     ("beam-early", "early_pane_before_the_watermark", {"early_firings": None}),  # no pane before the input ends
     ("beam-early", "panes_follow_the_first_element", {"early_firings": 3_000_000}),  # other panes
     ("beam-early", "panes_follow_the_first_element", {"panes": Panes.ACCUMULATING}),  # 2, 4, 6, 7, 7 elements

@@ -168,7 +168,7 @@ def test_kafka_streams_record_cache_is_on_batch_per_commit_interval():
     assert "COMMIT_INTERVAL_MS_CONFIG, 30000" in text and "onWindowClose" not in text
     assert what_if(config) == []  # the cache is Kafka Streams' own setting
     assert "per commit interval (30s) have no equivalent in Flink" in export(config, "flink-java")
-    assert "not a commit interval" in export(preset("kafka-streams", emit=Emit.ON_BATCH), "kafka-streams-java")
+    assert "not a commit interval" in export(preset("kafka-streams", commit_interval=None), "kafka-streams-java")
 
 
 SAME = ["key", "start", "end", "count", "emit_batch", "emit_time", "reason", "revision", "latency_processing"]

@@ -10,7 +10,7 @@ import pandas as pd
 from dataclasses import replace
 
 from explorer import generate
-from explorer.config import apply_delay, preset
+from explorer.config import Emit, apply_delay, preset
 from explorer.core import run
 from explorer.streams import stream_from_frame
 from explorer.export import ExportSource, export
@@ -200,13 +200,14 @@ def test_a_window_still_open_at_the_end_is_never_called_emitted_and_has_no_laten
 
 
 def test_a_tombstone_says_its_session_was_replaced_and_carries_no_result():
-    """Kafka Streams on-update sessions forward a null for each session a record replaces; the inspector must
-    not read it as an update of its events, and the figure gives it its own legend entry."""
+    """Kafka Streams on-update sessions (the record cache off) forward a null for each session a record replaces;
+    the inspector must not read it as an update of its events, and the figure gives it its own legend entry."""
     from explorer.config import WindowSpec
     from explorer.ui import explain_window
     from explorer.ui.figures import REASON_LABELS
     frame = pd.DataFrame({"id": ["a", "b"], "key": ["k", "k"], "event_time": [0.0, 5.0]})
-    result = run(stream_from_frame(frame), replace(preset("kafka-streams", delay=0), window=WindowSpec.parse("session:10")))
+    result = run(stream_from_frame(frame), replace(preset("kafka-streams", delay=0, emit=Emit.ON_UPDATE),
+                                                   window=WindowSpec.parse("session:10")))
     row = int(np.flatnonzero(result.windows["reason"] == "TOMBSTONE")[0])
     text = explain_window(result, row)
     assert "tombstone" in text and "0 events" in text and "joined it" not in text

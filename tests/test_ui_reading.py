@@ -13,6 +13,7 @@ import pytest
 from plotly.callbacks import Points
 
 from explorer import generate, preset, run
+from explorer.config import Emit
 from explorer.streams import GENERATORS, stream_from_frame
 from explorer.ui import Explorer
 from explorer.ui.cards import cards_html
@@ -80,9 +81,12 @@ def test_the_inspector_follows_its_window_or_says_it_is_no_longer_one():
 
 # --- 2. numbers that read wrong ------------------------------------------------------------------------
 def test_a_negative_latency_card_says_why():
-    kafka = Explorer(generate("textbook", events=2000), "kafka-streams")
+    cached = Explorer(generate("textbook", events=2000), "kafka-streams")  # the default: the record cache on
+    assert "output: on commit: every 30s of arrival time" in cached.cards.value
+    kafka = Explorer(generate("textbook", events=2000), "kafka-streams",
+                     config=preset("kafka-streams", emit=Emit.ON_UPDATE))  # the cache off: every record forwards
     assert kafka.result.metrics.latency_event.p50 < 0
-    assert "before the window ended: on-update output" in kafka.cards.value
+    assert "before the window ended: update output" in kafka.cards.value
     spark = Explorer(generate("mobile-bursts"), "spark")
     assert "before the window ended" not in spark.cards.value
     spark.controls.idle.value = 1.0
@@ -107,6 +111,9 @@ def test_counts_agree_with_their_nouns_and_a_missing_value_is_a_word():
     frame = pd.DataFrame({"id": ["a"], "key": ["k"], "event_time": [1.0], "arrival_time": [2.0]})
     lone = run(stream_from_frame(frame), replace(preset("kafka-streams", delay=0)))
     assert "1 event: a" in explain_window(lone, 0)
+    assert "the commit at 30 s (one every 30 s of arrival time) forwarded" in explain_window(lone, 0)  # the cache
+    uncached = run(stream_from_frame(frame), preset("kafka-streams", delay=0, emit=Emit.ON_UPDATE))
+    assert "a joined it and the engine forwarded its new result at once" in explain_window(uncached, 0)
     never = run(stream_from_frame(frame), preset("voltsp", delay=60 * S))  # nothing emitted: no latency
     assert never.metrics.latency_event.p50 is None
     cards = cards_html(never.metrics, never.config, never.windows)

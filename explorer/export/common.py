@@ -132,8 +132,8 @@ def unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]:
     if rules.processing:
         notes.append("processing time: no watermark settings apply")
     if "emit" not in handled and t.emit is Emit.ON_UPDATE:
-        notes.append(f"emit on-update (every record forwards its window's new result) is Kafka Streams' default; "
-                     f"{target} emits a window when it closes")
+        notes.append(f"emit on-update (every record forwards its window's new result: Kafka Streams with its record "
+                     f"cache off) has no equivalent in {target}; it emits a window when it closes")
     if "emit" not in handled and t.emit is Emit.ON_BATCH:
         notes.append(f"emit on-batch (each batch's updates coalesced, one per window it changed: Spark's update "
                      f"output mode, Kafka Streams' record cache) has no equivalent in {target}; it emits a window "

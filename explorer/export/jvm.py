@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from explorer.config import Emit, Panes, RunConfig, Scope, Strategy, TimeSource, WindowKind, time_config_to_voltsp
+from explorer.config import BatchKind, Emit, Panes, RunConfig, Scope, Strategy, TimeSource, WindowKind, time_config_to_voltsp
 from explorer.export.common import (DEFAULT_SOURCE, ExportSource, beam_window_fn, comment, java_duration, unsupported,
                                     watermark_lag)
 from explorer.timeutil import format_duration
@@ -99,9 +99,9 @@ def beam_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
 
 
 def kafka_streams_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
-    """Kafka Streams' DSL: the grace period is the lateness bound; emit on-close is EmitStrategy.onWindowClose,
-    on-update the default with the record cache off (each update forwarded, as the explorer shows them); the
-    event time comes from the record's field."""
+    """Kafka Streams' DSL: the grace period is the lateness bound; emit on-close is EmitStrategy.onWindowClose;
+    on-batch is the record cache on (its 10 MB default) flushed every commit.interval.ms, on-update the cache off
+    (size 0: each update forwarded); the event time comes from the record's field."""
     t = config.time
     grace = java_duration(watermark_lag(config))
     windows = {WindowKind.TUMBLING: f"TimeWindows.ofSizeAndGrace({java_duration(config.window.size)}, {grace})",
@@ -110,7 +110,9 @@ def kafka_streams_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE)
                WindowKind.SESSION: f"SessionWindows.ofInactivityGapAndGrace({java_duration(config.window.gap)}, "
                                    f"{grace})"}[config.window.kind]
     key = f"(k, event) -> event.{source.key}" if source.key else "(k, event) -> \"all\"  /* no key column */"
+    notes = unsupported(config, "Kafka Streams", {"scope", "emit", "from_zero"})
     lines = [f"// stream time = the max {source.event_time} a task has seen, per input partition; grace {grace}",
+             *_kafka_cache(config, notes),
              "KStream<String, Event> events = builder.stream(\"events\", Consumed.with(Serdes.String(), eventSerde)",
              f"    .withTimestampExtractor((record, previous) -> ((Event) record.value()).{source.event_time}));",
              "KTable<Windowed<String>, Long> counts = events",
@@ -118,26 +120,36 @@ def kafka_streams_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE)
              f"    .windowedBy({windows})",
              *(["    .emitStrategy(EmitStrategy.onWindowClose())"] if t.emit is Emit.ON_CLOSE else []),
              "    .count();"]
-    if t.emit is Emit.ON_UPDATE:
-        lines.append("// every update forwarded, as the explorer shows it: the record cache off "
-                     "(props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0)); with it on, a key's updates "
-                     "coalesce until each commit")
-    notes = unsupported(config, "Kafka Streams", {"scope", "emit", "from_zero"})
-    if t.emit is Emit.ON_BATCH:
-        interval = t.commit_interval or (config.batches.interval if config.batches is not None and
-                                         config.batches.interval else None)
-        lines.append("// updates coalesced per commit, as the explorer shows them (one per batch): the record cache on, "
-                     "its default, and " + (f"props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, "
-                                            f"{max(interval // 1000, 1)})" if interval else
-                                            "commit.interval.ms at the batches' cadence"))
-        notes.append("the record cache also forwards a key's update when it is full (statestore.cache.max.bytes); "
-                     "the explorer coalesces per batch only")
-        if interval is None:
-            notes.append("emit on-batch coalesces per batch, and these batches are not a commit interval; give "
-                         "--commit-interval T (commit.interval.ms, 30s by default)")
     if t.scope is Scope.KEY:
         notes.append("Kafka Streams has no per-key watermark: stream time is one per partition (task), shared by "
                      "its keys")
     elif t.scope is not Scope.PARTITION:
         notes.append(f"Kafka Streams has one stream time per partition (task), not --scope {t.scope.value}")
     return comment("//", notes) + "\n".join(lines) + "\n"
+
+
+KAFKA_CACHE_BYTES = 10 * 1024 * 1024  # statestore.cache.max.bytes' default
+
+
+def _kafka_cache(config: RunConfig, notes: list[str]) -> list[str]:
+    """The record cache's two settings as the config's emission needs them: on-update forwards every update (the
+    cache off, size 0), on-batch coalesces them per commit (the cache on, flushed every commit.interval.ms: the
+    config's commit interval, or its batches' when it has none). On-close's output does not depend on them."""
+    t = config.time
+    if t.emit is Emit.ON_UPDATE:
+        return ["props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, 0L);  // the record cache off: "
+                "every update forwarded at once"]
+    if t.emit is not Emit.ON_BATCH:
+        return []
+    interval = t.commit_interval or (config.batches.interval if config.batches is not None and
+                                     config.batches.kind is BatchKind.INTERVAL else None)
+    if interval is None:
+        notes.append("emit on-batch coalesces per batch, and these batches are not a commit interval; give "
+                     "--commit-interval T (commit.interval.ms, 30s by default)")
+    return [f"props.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, {KAFKA_CACHE_BYTES}L);  // the record "
+            "cache on (its default): a window's updates coalesce until the commit",
+            *([f"props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, {max(interval // 1000, 1)}L);  // "
+               f"{format_duration(interval)}: a commit forwards each window updated since the last"]
+              if interval else []),
+            "// a full cache also forwards a key's update before the commit (eviction on size), which the explorer "
+            "does not model: size the cache for the windows one commit interval updates"]

@@ -19,7 +19,8 @@ S = MICROS["s"]
 NO_LATENCY = "none emitted"  # a latency card when no window was emitted
 
 # why a window can be emitted before its end (a negative emit latency), in words
-EARLY = {Reason.UPDATE.value: "on-update output, which forwards a window's result as each event joins it",
+EARLY = {Reason.UPDATE.value: "update output (--emit on-update, on-batch), which forwards a window's result while it "
+                              "is open: each record's, or each batch's or commit's",
          Reason.IDLE_TIMEOUT.value: "closed by the idle timeout before its end",
          Reason.TOMBSTONE.value: "a tombstone, forwarded when an event replaced the session under this span"}
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import ipywidgets as W
 import numpy as np
 
+from explorer.config import Emit
 from explorer.core.explain import Verdict, why_event, why_window
 from explorer.core.result import Reason, Result
 from explorer.timeutil import format_instant
@@ -180,8 +181,14 @@ def explain_window(result: Result, row: int) -> str:
                      "result")
     elif w.reason is Reason.UPDATE:
         replaces = "its first result" if w.revision == 1 else "this revision replaces the earlier one"
-        lines.append(f"{html.escape(w.ids[0])} joined it and the engine forwarded its new result at once (emit "
-                     f"on-update): {replaces}, and nothing says it is the last")
+        if t.emit is Emit.ON_BATCH:  # coalesced: one row for every record of the batch or commit interval
+            flush = (f"the commit at {at(w.emit_time)} (one every {duration(t.commit_interval)} of arrival time)"
+                     if t.commit_interval else "its batch's commit")
+            lines.append(f"{flush} forwarded its result then, once for the events that changed it since the last "
+                         f"(emit on-batch): {replaces}, and nothing says it is the last")
+        else:
+            lines.append(f"{html.escape(w.ids[0])} joined it and the engine forwarded its new result at once (emit "
+                         f"on-update): {replaces}, and nothing says it is the last")
     elif w.revision == 1:
         lines.append("the watermark had already passed its end when a late event inside the allowed lateness opened "
                      "it, so its first result is a late one (Beam's LATE pane; Flink fires it on the element)")

@@ -12,6 +12,7 @@ Beam's model and its Java runners: a garbage-collection timer at end + allowed l
 difference is a test of its own.
 """
 
+import json
 from dataclasses import replace
 
 import numpy as np
@@ -22,6 +23,7 @@ from explorer import generate, preset
 from explorer.cli import main
 from explorer.config import BatchSpec, Panes, WindowSpec
 from explorer.core import run
+from explorer.core.result import pane_timing
 from explorer.errors import InputError
 from explorer.export.common import ExportSource
 from explorer.export import export
@@ -32,8 +34,9 @@ S = 1_000_000
 COLUMNS = {"event_time": "ts", "arrival_time": "ingest_ts", "key": "device_id"}
 
 
-def _config(window: str, delay: float, allowed: float = 0, panes: str = "accumulating"):
-    return replace(preset("beam", delay=round(delay * S), allowed_lateness=round(allowed * S), panes=Panes(panes)),
+def _config(window: str, delay: float, allowed: float = 0, panes: str = "accumulating", early: float | None = None):
+    return replace(preset("beam", delay=round(delay * S), allowed_lateness=round(allowed * S), panes=Panes(panes),
+                          early_firings=None if early is None else round(early * S)),
                    window=WindowSpec.parse(window))
 
 
@@ -163,3 +166,66 @@ def test_the_exported_program_compiles_and_names_its_settings():
     assert "NOTE: " in export(replace(config, batches=BatchSpec.parse("count:3")), "beam-python")
     offset = export(replace(config, window=WindowSpec.parse("tumbling:1m+10s")), "beam-python")
     assert "WINDOW_FN = window.FixedWindows(us(60000000), at(10000000))" in offset and "NOTE" not in offset
+    early = export(_config("tumbling:1m", 2, 30, "discarding", early=10), "beam-python")
+    assert ("trigger=trigger.AfterWatermark(early=trigger.AfterProcessingTime(EARLY_US * CLOCK_SCALE / 1_000_000), "
+            "late=trigger.AfterCount(1))") in early and "EARLY_US = 10000000" in early and "NOTE" not in early
+    compile(early, "job.py", "exec")
+    assert "NOTE: --early-firings with sessions" in export(_config("session:30s", 2, early=10), "beam-python")
+
+
+@pytest.fixture(scope="module")
+def early_stream(tmp_path_factory):
+    """A random stream of its own seed for early firings: 400 events, 3 keys, 2 partitions, arrivals on a 0.1 s
+    grid (so a pane's timer, 1 s after its first element, is often due exactly when another element arrives), up to
+    9 s late."""
+    rng = np.random.default_rng(34)
+    n = 400
+    arrival = rng.choice([0, 100_000, 300_000, 1_000_000], size=n).cumsum()
+    t = arrival - rng.choice([0, 1, 500_000, 2_000_000, 4_000_000, 9_000_000], size=n)
+    frame = pd.DataFrame({"id": [f"r{i}" for i in range(n)], "key": rng.choice(["a", "b", "c"], size=n),
+                          "event_time": t, "arrival_time": arrival, "partition": rng.choice([0, 1], size=n)})
+    path = tmp_path_factory.mktemp("early") / "early.csv"
+    frame.sample(frac=1, random_state=2).to_csv(path, index=False)
+    return path
+
+
+def _pane_timings(windows: pd.DataFrame) -> dict[tuple, list[str]]:
+    """Per window, its panes' timings in pane order, as the prediction has them (PaneInfo.index = revision − 1)."""
+    out: dict[tuple, list[str]] = {}
+    for w in windows.sort_values("revision", kind="stable").itertuples():
+        out.setdefault((str(w.key), int(w.start), int(w.end)), []).append(pane_timing(w.reason))
+    return out
+
+
+def _engine_timings(work) -> dict[tuple, list[str]]:
+    """Per window, its panes' timings in pane order, as Beam wrote them (emissions.jsonl's pane and timing)."""
+    rows = [json.loads(line) for line in (work / "out" / "emissions.jsonl").read_text().splitlines()]
+    out: dict[tuple, list[str]] = {}
+    for row in sorted(rows, key=lambda r: r["pane"]):
+        out.setdefault((row["key"], row["window_start"], row["window_end"]), []).append(row["timing"])
+    return out
+
+
+EARLY_CASES = [("random", "tumbling:3s", 1.5, "accumulating", 1), ("random", "sliding:4s:2s+500ms", 1.5, "discarding", 1),
+               ("kafka", "tumbling:1m", 30, "discarding", 10), ("kafka", "sliding:2m:1m", 0, "accumulating", 20)]
+
+
+@pytest.mark.engines
+@pytest.mark.parametrize("file,window,allowed,panes,early", EARLY_CASES)
+def test_the_exported_pipeline_fires_the_predicted_early_panes(early_stream, kafka_export, tmp_path, file, window,
+                                                              allowed, panes, early):
+    """withEarlyFirings(AfterProcessingTime(T)) on Beam's DirectRunner, the TestStream's processing clock following
+    the arrivals: the same panes as predicted, each with its timing (EARLY, ON_TIME, LATE) in pane order; held against
+    the prediction without early firings, DIFFERENT."""
+    stream = (load_events(early_stream, time_unit="us") if file == "random" else
+              load_events(kafka_export, columns=COLUMNS))
+    delay = 2 if file == "random" else 20
+    config = _config(window, delay, allowed, panes, early)
+    verdict = verify(stream, config, "beam", tmp_path)
+    assert verdict.identical, "\n".join(report(verdict))
+    prediction = run(stream, config)
+    timings = _engine_timings(tmp_path)
+    assert timings == _pane_timings(prediction.windows)
+    assert sum(t.count("EARLY") for t in timings.values()) > 20 and any("ON_TIME" in t for t in timings.values())
+    without = held_against(verdict, run(stream, config.with_time(early_firings=None)))
+    assert not without.identical and without.only_engine

@@ -22,6 +22,16 @@ allowed lateness).
 Times are µs: the program runs with ``test_runner_api=False``, since the runner API's TestStream payload holds ms
 and would truncate them.
 
+Early firings (``--early-firings T``): the trigger gets ``early=AfterProcessingTime(T)``, and the TestStream's
+processing clock follows the arrival times (``advance_processing_time``): it is moved to an event's arrival before
+the event when the event opens a pane (its timer is due T later) or a timer is due by then, the watermark given
+first. Two rules of the Python runner shape it. Its processing-time timers are float seconds, so the clock runs
+15,625 µs (1/64 s) per µs of arrival time, where every value is exact and a timer due when an element arrives fires
+before it, as in Beam's Java tester. And ``GeneralTriggerDriver.process_timer`` passes a processing-time timer's
+timestamp to ``AfterWatermark.should_fire`` as the watermark: a timer due at or after a window's end, in the same
+numbers, fires its on-time pane instead, timed LATE, and no ON_TIME pane follows. So every event time (and the
+watermark) is moved by whole window periods past the last timer, and the panes are written back in the file's times.
+
 Output contract (docs/export.md): ``python job.py EVENTS OUTDIR`` (in a venv with apache-beam 2.77.0 and pandas)
 writes ``OUTDIR/emissions.jsonl`` (``key``, ``window_start``, ``window_end`` in µs, ``ids``, ``seq``: the order the
 panes came out, with each window's panes in pane-index order; also ``pane`` and ``timing``). Beam drops late
@@ -53,14 +63,29 @@ def window_fn(window: WindowSpec) -> str:
             WindowKind.SESSION: f"window.Sessions(us({window.gap}))"}[window.kind]
 
 
+def trigger_of(early: object) -> str:
+    """The trigger in Beam Python's words: AfterWatermark with a late pane per late element, and with early firings
+    an early pane AfterProcessingTime after a pane's first element (in seconds of the program's processing clock:
+    CLOCK_SCALE µs per µs of arrival time)."""
+    if early is None:
+        return "trigger.AfterWatermark(late=trigger.AfterCount(1))"
+    return ("trigger.AfterWatermark(early=trigger.AfterProcessingTime(EARLY_US * CLOCK_SCALE / 1_000_000), "
+            "late=trigger.AfterCount(1))")
+
+
 def beam_job(config: RunConfig, source: ExportSource) -> str:
     """The program's text (see the module's docstring)."""
     t = config.time
+    sessions = config.window.kind is WindowKind.SESSION
     lag = watermark_lag(config)
     settings = source_settings(source) | {
         "PARTITION": None if t.scope is Scope.GLOBAL else source.partition,
-        "LAG_US": lag, "ALLOWED_LATENESS_US": t.allowed_lateness, "PANES": t.panes.value}
-    notes = unsupported(config, "Beam", {"allowed", "panes", "offset"})
+        "LAG_US": lag, "ALLOWED_LATENESS_US": t.allowed_lateness, "PANES": t.panes.value,
+        "EARLY_US": None if sessions else t.early_firings, "PERIOD_US": config.window.slide}
+    notes = unsupported(config, "Beam", {"allowed", "panes", "offset", "early"})
+    if sessions and t.early_firings is not None:
+        notes.append("--early-firings with sessions is not modelled (the explorer refuses it); the program has no "
+                     "early firings")
     if t.scope not in (Scope.PARTITION_MIN, Scope.GLOBAL):
         notes.append(f"--scope {t.scope.value}: Beam's watermark is one per source partition, merged by min; the "
                      "program keeps that")
@@ -71,9 +96,11 @@ def beam_job(config: RunConfig, source: ExportSource) -> str:
     header.append("# cadence: the watermark after each event (max event time seen − lag per partition, the min over "
                   "partitions), one late pane per late event")
     header.append(f"# watermark lag {format_duration(lag)}; window {config.window}; allowed lateness "
-                  f"{format_duration(t.allowed_lateness)}; panes {t.panes.value}")
+                  f"{format_duration(t.allowed_lateness)}; panes {t.panes.value}"
+                  + (f"; early firings {format_duration(t.early_firings)} after a pane's first element (processing "
+                     "time: the arrival clock)" if t.early_firings is not None and not sessions else ""))
     body = (_PROGRAM.replace("{WINDOW_FN}", window_fn(config.window))
-            .replace("{SESSIONS}", str(config.window.kind is WindowKind.SESSION))
+            .replace("{SESSIONS}", str(sessions)).replace("{TRIGGER}", trigger_of(settings["EARLY_US"]))
             .replace("{SETTINGS}", program_head(settings)))
     return "\n".join(header) + "\n" + body
 
@@ -92,9 +119,14 @@ To deploy: keep WindowInto and what follows; replace the TestStream with your so
 max event time − LAG_US per partition: in Java, KafkaIO.read().withTimestampPolicyFactory((tp, previous) ->
 new CustomTimestampPolicyWithLimitedDelay<>(record -> <event time>, Duration.millis(LAG_US / 1000), previous));
 in Python, a source (a splittable DoFn) with a ManualWatermarkEstimator set to max − LAG_US. Runners other than the
-DirectRunner keep times in ms. One rule differs between runners: the DirectRunner (Python) never drops a session
-that has fired, so a later element that overlaps it merges into it and fires it again, however late; Dataflow and
-the Java runners drop a window's state once the watermark passes its end + the allowed lateness.
+DirectRunner keep times in ms. With early firings (EARLY_US), deploy the trigger with the delay in seconds,
+AfterProcessingTime(EARLY_US / 1_000_000) (in Java: AfterWatermark.pastEndOfWindow().withEarlyFirings(
+AfterProcessingTime.pastFirstElementInPane().plusDelayOf(...)).withLateFirings(AfterPane.elementCountAtLeast(1))),
+and drop the shift and CLOCK_SCALE: they serve the replay's test clock only.
+
+One rule differs between runners: the DirectRunner (Python) never drops a session that has fired, so a later
+element that overlaps it merges into it and fires it again, however late; Dataflow and the Java runners drop a
+window's state once the watermark passes its end + the allowed lateness.
 """
 
 import json
@@ -107,7 +139,7 @@ import pandas as pd
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.testing.test_stream import TestStream
 from apache_beam.transforms import trigger, window
-from apache_beam.utils.timestamp import Duration, Timestamp
+from apache_beam.utils.timestamp import MAX_TIMESTAMP, Duration, Timestamp
 from apache_beam.utils.windowed_value import PaneInfoTiming
 
 {SETTINGS}
@@ -122,6 +154,10 @@ def at(micros):
 
 WINDOW_FN = {WINDOW_FN}
 SESSIONS = {SESSIONS}
+# early firings: Beam's processing clock runs CLOCK_SCALE µs per µs of arrival time. Its timers are float seconds
+# (clock.time() + delay), and a µs is no binary fraction: 15,625 µs is 1/64 s, so every clock value and timer is
+# exact and a timer due exactly when an element arrives is due at the very clock value the element comes at.
+CLOCK_SCALE = 15_625
 
 
 def reached(mark, end):
@@ -147,14 +183,29 @@ def merge_session(spans, start, end, mark):
 
 
 def replay(events, parts):
-    """The TestStream's steps, ("elements", [event, ...]) and ("watermark", W µs), for the events in arrival order
-    and each one's partition: the same panes as one bundle and one watermark per event, in far fewer steps (see the
-    module's docstring). ``mark`` is the watermark the events so far make, ``given`` the one Beam has; the step to
-    ``mark`` is taken only before an event whose fate differs between the two."""
+    """The TestStream's steps, ("elements", [event, ...]), ("watermark", W µs) and with early firings ("clock", A µs
+    of arrival time), for the events in arrival order and each one's partition: the same panes as one bundle and one
+    watermark per event, in far fewer steps (see the module's docstring). ``mark`` is the watermark the events so far
+    make, ``given`` the one Beam has; the step to ``mark`` is taken only before an event whose fate differs between
+    the two, and before the clock moves (see ``clock_to``)."""
     partitions = len(set(parts))
     highest, mark, given = {}, None, None
     steps, bundle, late_in_bundle, keys_in_bundle = [], [], set(), set()
     sessions = {}  # key -> its sessions (start, end, late), as Beam holds them: never dropped
+    timers, clock = {}, None  # early firings: (key, window) -> when its pane's timer is due; the clock (arrival µs)
+
+    def clock_to(arrival):
+        """Move Beam's processing clock to ``arrival``, firing the early timers due by then. The watermark is given
+        first: a window the watermark has fired on time (in one step per event) fires no early pane."""
+        nonlocal given, clock
+        flush()
+        if mark != given:
+            steps.append(("watermark", mark))
+            given = mark
+        steps.append(("clock", arrival))
+        clock = arrival
+        for due in [w for w, at in timers.items() if at <= arrival]:
+            del timers[due]
 
     def flush():
         if bundle:
@@ -170,6 +221,14 @@ def replay(events, parts):
         key, t = event["key"], event["t"]
         spans = [(w.start.micros, w.end.micros) for w in WINDOW_FN.assign(window.WindowFn.AssignContext(
             Timestamp(micros=t)))]
+        if EARLY_US is not None:
+            # a pane's first element is processed at its arrival (its timer is due EARLY_US later), and the timers
+            # due by an element's arrival fire before it (the tester's advanceProcessingTime, then the element)
+            arrival, early = event["arrival"], [(key, end) for _, end in spans if not reached(mark, end)]
+            if any(at <= arrival for at in timers.values()) or (clock != arrival and
+                                                                 any(w not in timers for w in early)):
+                clock_to(arrival)
+            timers.update({w: arrival + EARLY_US for w in early if w not in timers})
         own = sessions.setdefault(key, []) if SESSIONS else []
         if mark != given and (any(differs(end) for _, end in spans) or any(reached(mark, end) != reached(given, end)
                                                                              for _, end, _ in own)):
@@ -193,21 +252,42 @@ def replay(events, parts):
         highest[part] = max(highest.get(part, t), t)
         if len(highest) == partitions:
             mark = min(highest.values()) - LAG_US  # never moves back: each partition's max only grows
+            for fired in [w for w in timers if reached(mark, w[1])]:  # its on-time pane ends the early firings
+                del timers[fired]
     flush()
     return steps
 
 
-class WritePanes(beam.DoFn):
-    """Appends each pane as one JSON line, in the order Beam fires them (a DoFn is pickled, so it cannot fill a
-    list of main's)."""
+def shift_for(events):
+    """How far the program moves every event time (and watermark) before Beam sees it, with early firings: a whole
+    number of window periods, so the windows are the same ones, moved, and the panes are written back in the file's
+    times. Beam's Python runner hands a processing-time timer's own timestamp to AfterWatermark.should_fire as if it
+    were the watermark (GeneralTriggerDriver.process_timer), so an early timer due at or after a window's end (in
+    the same numbers) fires that window's on-time pane instead, timed LATE, and no ON_TIME pane follows. Every event
+    time is moved past the last early timer."""
+    if EARLY_US is None or not events:
+        return 0
+    last_timer = (events[-1]["arrival"] - events[0]["arrival"] + EARLY_US) * CLOCK_SCALE
+    lowest = min(event["t"] for event in events)
+    shift = max(0, -(-(last_timer - lowest + PERIOD_US) // PERIOD_US) * PERIOD_US)
+    if max(event["t"] for event in events) + shift + 2 * PERIOD_US >= MAX_TIMESTAMP.micros:
+        sys.exit("the stream's arrivals span too long for the early firings' processing clock in Beam's timestamps")
+    return shift
 
-    def __init__(self, path):
+
+class WritePanes(beam.DoFn):
+    """Appends each pane as one JSON line, in the order Beam fires them, its window in the file's times (a DoFn is
+    pickled, so it cannot fill a list of main's)."""
+
+    def __init__(self, path, shift):
         self.path = path
+        self.shift = shift
 
     def process(self, element, w=beam.DoFn.WindowParam, pane=beam.DoFn.PaneInfoParam):
         key, ids = element
         with open(self.path, "a") as sink:
-            sink.write(json.dumps({"key": key, "window_start": w.start.micros, "window_end": w.end.micros,
+            sink.write(json.dumps({"key": key, "window_start": w.start.micros - self.shift,
+                                   "window_end": w.end.micros - self.shift,
                                    "ids": sorted(ids), "pane": pane.index,
                                    "timing": PaneInfoTiming.to_string(pane.timing)}) + "\\n")
 
@@ -219,11 +299,17 @@ def main(events_path, outdir):
     stream = TestStream()
     events = events_in_arrival_order(frame)
     steps = replay(events, [event["partition"] for event in events])
+    shift = shift_for(events)
+    clock = events[0]["arrival"] if events else 0  # Beam's processing clock starts at 0: the first arrival
     for kind, value in steps:
         if kind == "watermark":
-            stream.advance_watermark_to(Timestamp(micros=value))
+            stream.advance_watermark_to(Timestamp(micros=value + shift))
+        elif kind == "clock":
+            if value > clock:
+                stream.advance_processing_time(Duration(micros=(value - clock) * CLOCK_SCALE))
+                clock = value
         else:
-            stream.add_elements([window.TimestampedValue((e["key"], e["id"]), Timestamp(micros=e["t"]))
+            stream.add_elements([window.TimestampedValue((e["key"], e["id"]), Timestamp(micros=e["t"] + shift))
                                  for e in value])
     stream.advance_watermark_to_infinity()  # the input ends: every window not fired yet fires
     panes = out / "panes.jsonl"
@@ -233,13 +319,13 @@ def main(events_path, outdir):
     pipeline = beam.Pipeline(options=options)
     _ = (pipeline
          | "events" >> stream
-         | "windows" >> beam.WindowInto(WINDOW_FN, trigger=trigger.AfterWatermark(late=trigger.AfterCount(1)),
+         | "windows" >> beam.WindowInto(WINDOW_FN, trigger={TRIGGER},
                                         allowed_lateness=us(ALLOWED_LATENESS_US),
                                         accumulation_mode=(trigger.AccumulationMode.ACCUMULATING
                                                            if PANES == "accumulating"
                                                            else trigger.AccumulationMode.DISCARDING))
          | "group" >> beam.GroupByKey()
-         | "panes" >> beam.ParDo(WritePanes(str(panes))))
+         | "panes" >> beam.ParDo(WritePanes(str(panes), shift)))
     try:
         pipeline.run(test_runner_api=False).wait_until_finish()  # µs times: the runner API's payload holds ms
     except TypeError as error:

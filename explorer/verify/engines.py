@@ -136,8 +136,9 @@ ENGINE_JOBS: dict[str, EngineJob] = {
                                                                               Reason.END_OF_STREAM.value}),
                             file_name="Job.java", refuses=True, cadence=_flink_cadence, launcher=_java_on_flink_jars),
     # Beam fires a window when the watermark reaches its end, a late pane for each late element it keeps, and the
-    # rest when the TestStream's watermark goes to infinity; it drops late elements without a word
-    "beam": EngineJob("beam", "beam", beam_job, frozenset({Reason.WATERMARK.value, Reason.LATE_UPDATE.value,
-                                                           Reason.END_OF_STREAM.value}),
+    # rest when the TestStream's watermark goes to infinity, with --early-firings an early pane when a pane's timer
+    # is due first; it drops late elements without a word
+    "beam": EngineJob("beam", "beam", beam_job, frozenset({Reason.EARLY.value, Reason.WATERMARK.value,
+                                                           Reason.LATE_UPDATE.value, Reason.END_OF_STREAM.value}),
                       venv="beam", cadence=per_event),
 }

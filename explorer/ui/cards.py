@@ -22,7 +22,9 @@ NO_LATENCY = "none emitted"  # a latency card when no window was emitted
 EARLY = {Reason.UPDATE.value: "update output (--emit on-update, on-batch), which forwards a window's result while it "
                               "is open: each record's, or each batch's or commit's",
          Reason.IDLE_TIMEOUT.value: "closed by the idle timeout before its end",
-         Reason.TOMBSTONE.value: "a tombstone, forwarded when an event replaced the session under this span"}
+         Reason.TOMBSTONE.value: "a tombstone, forwarded when an event replaced the session under this span",
+         Reason.EARLY.value: "early firings (--early-firings), which emit a pane a processing-time delay after its "
+                             "first element, before the watermark reaches the window's end"}
 
 
 def early_because(windows: pd.DataFrame | None) -> str:

@@ -22,14 +22,16 @@ STATUSES = ("on_time", "late_updated", "side_output", "dropped")
 STATUS_LABELS = {"on_time": "on time", "late_updated": "late, updated", "side_output": "side output",
                  "dropped": "dropped"}
 STATUS_COLORS = {"on_time": "#4C78A8", "late_updated": "#F58518", "side_output": "#B279A2", "dropped": "#E45756"}
-REASON_SYMBOLS = {"WATERMARK": "diamond", "IDLE_TIMEOUT": "square", "LATE_UPDATE": "star",
+REASON_SYMBOLS = {"EARLY": "diamond-open", "WATERMARK": "diamond", "IDLE_TIMEOUT": "square", "LATE_UPDATE": "star",
                   "END_OF_STREAM": "x", "UPDATE": "triangle-up", "TOMBSTONE": "circle-x-open"}
-REASON_LABELS = {"WATERMARK": "emitted: watermark", "IDLE_TIMEOUT": "emitted: idle timeout",
-                 "LATE_UPDATE": "emitted by a late event", "END_OF_STREAM": "still open at end",
-                 "UPDATE": "emitted: update (a revision)", "TOMBSTONE": "forwarded: tombstone (session replaced)"}
-REASON_COLORS = {"WATERMARK": "#222", "IDLE_TIMEOUT": "#54A24B", "LATE_UPDATE": "#F58518", "END_OF_STREAM": "#999",
-                 "UPDATE": "#72B7B2", "TOMBSTONE": "#9D755D"}
-ROUTINE_REASONS = ("WATERMARK", "UPDATE", "TOMBSTONE")  # the many emissions a sample may thin; the others are the story
+REASON_LABELS = {"EARLY": "emitted early (processing-time timer)", "WATERMARK": "emitted: watermark",
+                 "IDLE_TIMEOUT": "emitted: idle timeout", "LATE_UPDATE": "emitted by a late event",
+                 "END_OF_STREAM": "still open at end", "UPDATE": "emitted: update (a revision)",
+                 "TOMBSTONE": "forwarded: tombstone (session replaced)"}
+REASON_COLORS = {"EARLY": "#8E6AC8", "WATERMARK": "#222", "IDLE_TIMEOUT": "#54A24B", "LATE_UPDATE": "#F58518",
+                 "END_OF_STREAM": "#999", "UPDATE": "#72B7B2", "TOMBSTONE": "#9D755D"}
+# the many emissions a sample may thin (early panes come every few seconds per window); the others are the story
+ROUTINE_REASONS = ("EARLY", "WATERMARK", "UPDATE", "TOMBSTONE")
 POINT_BUDGET = 40_000
 LINE_BUDGET = 1_500  # points per watermark line; a monotone step line keeps its shape
 MARKER_BUDGET = 4_000  # emission markers (and window boxes) drawn

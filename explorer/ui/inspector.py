@@ -15,7 +15,7 @@ import numpy as np
 
 from explorer.config import Emit
 from explorer.core.explain import Verdict, why_event, why_window
-from explorer.core.result import Reason, Result
+from explorer.core.result import Reason, Result, pane_timing
 from explorer.timeutil import format_instant
 from explorer.ui.cards import EARLY
 from explorer.ui.figures import STATUS_LABELS
@@ -167,9 +167,17 @@ def explain_window(result: Result, row: int) -> str:
                      "flushes at end of input would emit it then; one that does not never emits it. It has no "
                      "emit latency.")
         return "<br>".join(lines)
+    pane = (f" (Beam's pane {w.revision - 1}, timing {pane_timing(w.reason.value)})"
+            if result.config.preset == "beam" else "")
     lines.append(f"emitted after batch {w.emit_batch} at {at(w.emit_time)}, revision {w.revision}, "
-                 f"reason <b>{w.reason.value}</b>")
-    if w.reason is Reason.WATERMARK:
+                 f"reason <b>{w.reason.value}</b>{pane}")
+    if w.reason is Reason.EARLY and t.early_firings is not None:
+        lines.append(f"an early firing: the first element of this pane arrived at {at(w.emit_time - t.early_firings)} "
+                     f"and set a processing-time timer {duration(t.early_firings)} later (--early-firings, Beam's "
+                     f"AfterProcessingTime.pastFirstElementInPane()), which fired at {at(w.emit_time)} before the "
+                     f"watermark reached the window's end (effective {at(w.effective_watermark)} < {at(w.end)}); "
+                     "the next element starts a new pane, and the on-time pane still follows")
+    elif w.reason is Reason.WATERMARK:
         lines.append(f"the effective watermark reached its end: {at(w.watermark)} − delay {duration(t.delay)} "
                      f"= {at(w.effective_watermark)} ≥ {at(w.end)}")
     elif w.reason is Reason.IDLE_TIMEOUT:

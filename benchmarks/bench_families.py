@@ -44,7 +44,9 @@ FAMILIES: dict[str, RunConfig] = {
     "flink + partition idleness 5 s": preset("flink", delay=5 * S, source_idle_timeout=5 * S),
     "flink, allowed lateness 30 s (a firing per late element)": preset("flink", delay=5 * S,
                                                                       allowed_lateness=30 * S),
-    "kafka-streams preset (stream time per partition, emit on-update)": preset("kafka-streams", delay=5 * S),
+    "kafka-streams preset (stream time per partition, record cache: updates per 30 s commit)":
+        preset("kafka-streams", delay=5 * S),
+    "kafka-streams, emit on-update (the record cache off)": preset("kafka-streams", delay=5 * S, emit=Emit.ON_UPDATE),
     "kafka-streams, emit on-close": preset("kafka-streams", delay=5 * S, emit=Emit.ON_CLOSE),
     "beam, allowed lateness 30 s, discarding panes": preset("beam", delay=5 * S, allowed_lateness=30 * S,
                                                             panes=Panes.DISCARDING),

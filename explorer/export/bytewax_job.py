@@ -53,7 +53,9 @@ each event's arrival time, and writes every window Bytewax emits to OUTDIR/emiss
 window_end in µs, ids, seq), every item it calls late to OUTDIR/refused.jsonl (id, key), and where its time went
 to OUTDIR/timing.json (read_s, engine_start_s, run_s).
 To deploy: keep the clock and windower; use your own source, and drop now_getter and to_system_utc (Bytewax then
-reads the system clock).
+reads the system clock, and wakes a key whose items are stamped ahead of it only when the system clock reaches
+their timestamps: its windows close later than predicted here, and its next item can be late; see the explorer's
+docs/engines.md, "Bytewax's live wake-ups").
 """
 
 import json

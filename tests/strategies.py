@@ -93,6 +93,11 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bo
         window = WindowSpec(WindowKind.TUMBLING, size=window.gap, slide=window.gap)
     time_source = TimeSource.EVENT if fast_only else draw(st.sampled_from(list(TimeSource)))
     idle = None if fast_only else draw(st.one_of(st.none(), st.integers(1, 30).map(lambda x: x * S)))
+    emit = draw(st.sampled_from([Emit.ON_CLOSE, Emit.ON_CLOSE, Emit.ON_UPDATE, Emit.ON_BATCH]))
+    forget = draw(st.booleans())
+    # Beam's early firings: emit on-close, tumbling and sliding windows, no forgetting (the rest is refused)
+    early = (draw(st.sampled_from([None, None, S, 3 * S]))
+             if emit is Emit.ON_CLOSE and window.kind is not WindowKind.SESSION and not forget else None)
     time = TimeConfig(
         time_source=time_source,
         strategy=draw(st.sampled_from([s for s in Strategy if not (fast_only and s is Strategy.EVENT_CLOCK)
@@ -112,15 +117,16 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bo
         session_close_strict=window.kind is WindowKind.SESSION and draw(st.booleans()),
         session_lateness_on_merge=window.kind is WindowKind.SESSION and draw(st.booleans()),
         session_merge_overlap_only=window.kind is WindowKind.SESSION and draw(st.booleans()),
-        forget_clock_when_empty=draw(st.booleans()),
+        forget_clock_when_empty=forget,
         windows_from_zero=window.kind is WindowKind.SLIDING and draw(st.booleans()),
         late_kept_at_horizon=draw(st.booleans()),
         late_fires_per_element=draw(st.booleans()),
         source_idle_timeout=None if fast_only else draw(st.one_of(st.none(), st.integers(1, 20).map(lambda x: x * S))),
         watermark_unit=draw(st.sampled_from([1, 1, 1_000, S])),  # µs (exact), Spark's ms, whole seconds
-        emit=draw(st.sampled_from([Emit.ON_CLOSE, Emit.ON_CLOSE, Emit.ON_UPDATE, Emit.ON_BATCH])),
+        emit=emit,
         panes=draw(st.sampled_from(list(Panes))),
         commit_interval=draw(st.sampled_from([None, None, 3 * S])),  # emit on-batch: per batch, or per 3 s
+        early_firings=early,
     )
     return RunConfig(window=window, time=time, batches=draw(batch_specs(has_batch)), preset="custom")
 

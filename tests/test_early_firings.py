@@ -84,12 +84,14 @@ def test_a_timer_due_when_an_element_arrives_fires_first():
         ("EARLY", ("a", "b")), ("WATERMARK", ("c",))]
 
 
-def test_sessions_and_update_output_are_refused_in_one_line():
+def test_sessions_update_output_and_forgotten_windows_are_refused_in_one_line():
     stream = generate("textbook", events=50)
     with pytest.raises(InputError, match="sessions are not modelled"):
         run(stream, replace(_config("tumbling:10", Panes.ACCUMULATING, 1), window=WindowSpec.parse("session:5")))
     with pytest.raises(InputError, match="emit on-update"):
         run(stream, preset("kafka-streams", early_firings=S, emit=Emit.ON_UPDATE))
+    with pytest.raises(InputError, match="forget-clock-when-empty"):  # Bytewax emits a window again
+        run(stream, preset("bytewax", early_firings=S))
 
 
 def test_early_firings_are_beams_and_a_what_if_elsewhere(capsys):

@@ -51,6 +51,9 @@ def refusal(config: RunConfig) -> str | None:
     if config.time.emit is not Emit.ON_CLOSE:
         return (f"--early-firings: early panes come before a window's on-time pane (emit on-close); emit "
                 f"{config.time.emit.value} already emits every update")
+    if derive(config).forget_when_empty:
+        return ("--early-firings: with --forget-clock-when-empty a window can be opened and emitted again, and its "
+                "panes would not be one window's (Beam keeps a window's state until it expires)")
     return None
 
 

@@ -8,11 +8,13 @@ evaluation (``core/compiled/``):
   * idleness per key (``idleness``): an idle timeout on either clock.
 
 Per batch:
-  1. pipeline heartbeats that fall before the batch (the processing clock moves, idle keys flush); the event
-     clock's windows that close between batches;
+  1. pipeline heartbeats that fall before the batch (the processing clock moves, idle keys flush); withIdleness's
+     periodic emits in the silent intervals (a partition going idle moves the merge); the event clock's windows
+     that close between batches;
   2. each event is checked against the effective watermark *before* the batch (bounded has already moved it
      for this element, as 003's code does), then admitted to its window(s) or refused;
-  3. at commit MIN/MAX move the raw watermark to the batch's smallest/largest event time (never back);
+  3. at commit MIN/MAX move the raw watermark to the batch's smallest/largest event time (never back), and
+     withIdleness checks its partitions (the periodic emit);
   4. late updates re-emit their window, windows whose end ≤ effective watermark fire, idle keys flush,
      windows past end + allowed lateness leave the state.
 With emit on-update (Kafka Streams' default) step 2 emits each window an event joins, at once, and closing,
@@ -66,7 +68,7 @@ class Engine:
         self.clock = ProcessingClock()  # last commit or heartbeat
         self.generator = generator_for(time, self.clock)
         self.schedule = CommitSchedule(rules.schedule)
-        self.merge = merge_for(time, self.generator, partitions) if rules.merged else None
+        self.merge = merge_for(time, self.generator, partitions, rules.source_idle_every) if rules.merged else None
         self.per_key = rules.per_key
         # Kafka Streams: each partition its own watermark; a key's windows close by its partition's
         self.per_partition = rules.per_partition
@@ -218,6 +220,15 @@ class Engine:
                 self.check_idle(tick, tick)
             self.purge([GLOBAL] if self.processing else [])
 
+    def silent_checks(self, until: int) -> None:
+        """withIdleness's periodic emits in the silent intervals before the next batch: a partition going idle there
+        moves the merged watermark before the batch's records meet it."""
+        while self.merge and (tick := self.merge.next_silent_check(until)) is not None:
+            self.merge.check(tick)
+            groups = list(self.store.fire_heap)
+            self.fire_ready(tick, groups)
+            self.purge(groups)
+
     # --- the run, one batch at a time -------------------------------------------------------------
     def drain(self) -> StepOutput:
         out, self.out = self.out, StepOutput()
@@ -229,6 +240,7 @@ class Engine:
         commit = int(batch.commit)
         if self.batch_no > 0:
             self.heartbeats(before=batch.opens)
+            self.silent_checks(until=batch.opens)
             if event_clock:
                 self.event_clock_passes(until=batch.opens)
         self.batch_no = batch.number
@@ -246,7 +258,7 @@ class Engine:
             group = self.group_of(key)
             touched_groups.add(group)
             if self.merge:
-                self.merge.observe(batch.partitions[j], arrival)
+                self.merge.observe(batch.partitions[j])
             if t > self.max_seen.get(group, NONE):
                 self.max_seen[group] = t
             self.generator.on_element(source, t)
@@ -303,12 +315,12 @@ class Engine:
             candidates = self.generator.candidates(batch_min, batch_max)
             moved = set(candidates)
             self.generator.advance(self.schedule.take(candidates))
+        if self.merge:  # withIdleness: the periodic emit, before the merged watermark is read
+            self.merge.check(commit)
         for w in dirty:
             if w.late_dirty and w.alive:
                 w.late_dirty = False
                 self.emit(w, Reason.LATE_UPDATE, commit, self.group_raw(self.group_of(w.key)))
-        if self.merge:
-            self.merge.mark_idle(commit)  # checked on the periodic emit, as Flink's idleness timer
         groups = list(self.store.fire_heap) if (self.merge or self.one_watermark) else touched_groups
         self.fire_ready(commit, groups)
         if self.idleness.on:

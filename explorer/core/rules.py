@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from explorer.config import Emit, LatenessRule, RefusedWhen, RunConfig, Schedule, Scope, Strategy, TimeSource, WindowKind
+from explorer.config import (BatchKind, Emit, LatenessRule, RefusedWhen, RunConfig, Schedule, Scope, Strategy, TimeSource,
+                             WindowKind)
 
 NONE = -(2**62)  # "no watermark yet": below every real time, so comparisons need no special case
 OFF = -1  # an optional duration that is off (None), as the kernel's integers hold it
@@ -36,6 +37,23 @@ def effective_watermark(raw: int, delay: int) -> int:
         value = raw - delay
         return value if value > 0 else 0
     return raw - delay
+
+
+def idle_at_check(quiet_from: int, timeout: int, now: int) -> bool:
+    """Flink's ``WatermarksWithIdleness``: whether a periodic emit at ``now`` finds a partition idle whose inactivity
+    clock started at ``quiet_from``. Its ``IdlenessTimer.checkIfIdle`` starts the clock at the first periodic emit
+    that sees no record since the one before (not at the last record), and declares idle strictly more than the
+    timeout after that (``now − start > maxIdleTime``).
+
+    The one definition of the rule for both engines (the kernel compiles this very function)."""
+    return now - quiet_from > timeout
+
+
+def first_idle_check(quiet_from: int, timeout: int, every: int) -> int:
+    """The periodic emit, on the multiples of ``every`` (the auto-watermark interval), that first finds idle a
+    partition silent since its clock started at ``quiet_from`` (:func:`idle_at_check`): the first multiple past
+    ``quiet_from + timeout``."""
+    return ((quiet_from + timeout) // every + 1) * every
 
 
 @dataclass(frozen=True)
@@ -65,6 +83,9 @@ class Rules:
     per_partition: bool  # Kafka Streams: each partition its own stream time
     backlog: bool  # Spark: a batch's watermark applies from the next micro-batch (never under processing time)
     source_idle_timeout: int | None  # Flink's withIdleness on the partition merge
+    # withIdleness also checks between commits: every interval of arrival time (Flink's auto-watermark interval,
+    # --batches interval:T), the silent ones too; None: at commits only
+    source_idle_every: int | None
     # windows
     session: bool
     gap: int
@@ -118,6 +139,8 @@ def derive(config: RunConfig) -> Rules:
         per_partition=t.scope is Scope.PARTITION and not one_watermark,
         backlog=t.schedule is Schedule.BACKLOG and event,
         source_idle_timeout=t.source_idle_timeout,
+        source_idle_every=(config.batches.interval if t.source_idle_timeout is not None and config.batches is not None
+                           and config.batches.kind is BatchKind.INTERVAL else None),
         session=session,
         gap=config.window.gap,
         end_inclusive=t.end_inclusive,

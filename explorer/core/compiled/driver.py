@@ -16,8 +16,8 @@ from explorer.core.compiled.layout import (KIND_COMMIT, KIND_NO_DATA, NONE, NO_S
                                            SC_CLOCK, SC_DIRTY, SC_GLOBAL_MAX, SC_MAX_OPEN, SC_NOW, SC_PENDING,
                                            SC_TOUCHED_GROUPS, SC_TOUCHED_SOURCES, SC_WINDOWS, STATUS_LATE_UPDATED,
                                            STATUS_ON_TIME, STATUS_REFUSED)
-from explorer.core.compiled.watermarks import (advance, batch_candidate, effective, fast_forward, group_raw,
-                                               mark_idle_partitions, observe_element, observe_partition)
+from explorer.core.compiled.watermarks import (advance, batch_candidate, check_partitions, effective, fast_forward,
+                                               group_raw, next_silent_check, observe_element, observe_partition)
 from explorer.core.compiled.rows import group_of_window
 from explorer.core.compiled.windows import admit_fixed, admit_session
 from explorer.core.compiled.state import Arena, State
@@ -57,6 +57,8 @@ def _step(st: State, b: int) -> None:
     if m[SC_BATCH] > 0:
         if heartbeats_matter(st):
             heartbeats(st, m[st.batch_open + b], True)
+        if st.source_idle_every >= 0 and st.merged:
+            _silent_checks(st, m[st.batch_open + b])
         if st.event_clock:
             event_clock_passes(st, m[st.batch_open + b])
     stamp = b + 1
@@ -68,7 +70,7 @@ def _step(st: State, b: int) -> None:
         t, s, g, k = m[st.ev_t + i], m[st.ev_source + i], m[st.ev_group + i], m[st.ev_key + i]
         _touch(m, st.grp_stamp, st.grp_touched, SC_TOUCHED_GROUPS, g, stamp)
         if st.source_idle_timeout >= 0 and st.merged:
-            observe_partition(st, m[st.ev_partition + i], m[st.ev_arrival + i])
+            observe_partition(st, m[st.ev_partition + i])
         m[st.grp_max_seen + g] = max(m[st.grp_max_seen + g], t)
         if st.event_clock:
             m[SC_NOW] = m[st.ev_arrival + i]
@@ -94,6 +96,19 @@ def _step(st: State, b: int) -> None:
     if st.scripted and m[st.batch_scripted + b] != NO_SCRIPTED:  # the one source moves at this commit
         _touch(m, st.src_stamp, st.src_touched, SC_TOUCHED_SOURCES, 0, stamp)
     _commit(st, b)
+
+
+@njit(cache=True)
+def _silent_checks(st: State, until: int) -> None:
+    """The reference's ``Engine.silent_checks``: withIdleness's periodic emits in the silent intervals before the
+    next batch, where a partition going idle moves the merge."""
+    while True:
+        tick = next_silent_check(st, until)
+        if tick == NONE:
+            return
+        check_partitions(st, tick)
+        fire_ready(st, 0, tick)
+        purge(st, 0)
 
 
 @njit(cache=True)
@@ -169,13 +184,13 @@ def _commit(st: State, b: int) -> None:
             for i in range(n_touched):
                 s = m[st.src_touched + i]
                 advance(st, s, _candidate(st, s, b))
+    if st.source_idle_timeout >= 0 and st.merged:  # withIdleness: the periodic emit, before the merge is read
+        check_partitions(st, commit)
     for d in range(m[SC_DIRTY]):
         w = m[st.dirty + d]
         if m[st.win_dirty + w] and m[st.win_alive + w]:
             m[st.win_dirty + w] = 0
             emit(st, w, REASON_LATE_UPDATE, commit, group_raw(st, group_of_window(st, w)))
-    if st.source_idle_timeout >= 0 and st.merged:
-        mark_idle_partitions(st, commit)
     n_groups = 1 if st.merged or st.one_watermark else m[SC_TOUCHED_GROUPS]  # (the one global group)
     for i in range(n_groups):
         fire_ready(st, m[st.grp_touched + i], commit)

@@ -15,7 +15,7 @@ NO_SCRIPTED = -(2**63)  # a batch without a scripted watermark (streams.batching
 # --- the run's scalars: the first slots of the arena ---------------------------------------------------
 SC_CLOCK = 0  # processing clock: last commit or heartbeat
 SC_NOW = 1  # event clock: the processing time watermarks are read at
-SC_STARTED = 2  # first arrival (partition idleness counts silent partitions from it)
+SC_HIGHEST = 2  # the highest merge leaf any partition has had (partition idleness: the merge when all are idle)
 SC_FLOOR = 3  # partition idleness: the merged watermark so far (it never goes back)
 SC_GLOBAL_MAX = 4  # newest event time of the whole stream (event-clock idleness)
 SC_BATCH = 5  # batch number decisions are stamped with
@@ -31,8 +31,11 @@ SC_TOUCHED_SOURCES = 14
 SC_TOUCHED_GROUPS = 15
 SC_IDLE_SIZE = 16
 SC_DUE_SIZE = 17
-SC_PART_HEAP_SIZE = 18  # partition idleness: entries in the heap of last arrivals
-SC_SLOTS = 19
+SC_PART_HEAP_SIZE = 18  # partition idleness: entries in the heap of inactivity clocks
+SC_PART_ACTIVE = 19  # partition idleness: partitions with a record since the last periodic emit (listed)
+SC_PART_RESET = 20  # partition idleness: partitions without an inactivity clock, waiting for an emit without a record
+SC_LAST_CHECK = 21  # partition idleness: the last periodic emit
+SC_SLOTS = 22
 
 # --- the partition merge's tree leaves (watermarks.merge_changed) -------------------------------------
 NO_MARK_YET = -(2**63) + 1  # a partition without a watermark: below every mark (min picks it, max never)

@@ -225,6 +225,7 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
             emissions += n // 4
     total_fire = int(fire_bound.sum())
     merged = bool(settings["merged"])
+    partition_idleness = merged and settings["source_idle_timeout"] >= 0
     merge_leaves = 1 << max(len(source_names) - 1, 0).bit_length() if merged else 0
     sizes = {
         "events": n, "session_events": n if settings["session"] else 0, "batch_starts": n_batches + 1,
@@ -236,7 +237,8 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         "dirty": largest_batch * per_event,
         "touching": int((events_per_group if group is codes.key else np.bincount(codes.key, minlength=n_keys)).max()),
         "emission_slots": emissions * L.EM_FIELDS, "trace_slots": trace * L.TR_FIELDS,
-        "part_heap": n + n_parts if merged and settings["source_idle_timeout"] >= 0 else 0,  # a push per record + the start
+        # a clock started per (partition, periodic emit after one with its record), and one each at the start
+        "part_heap": n + n_parts if partition_idleness else 0,
         "merge_tree": 2 * merge_leaves,
     }
     initial: dict[str, npt.NDArray[np.int64] | int] = {
@@ -247,6 +249,7 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         "key_group": key_group,
         "win_key": window_key, "win_start": window_start, "win_end": window_end,
         "merge_tree": _merge_tree(len(source_names), merge_leaves, bool(settings["pick_min"])) if merged else 0,
+        "part_reset": np.arange(n_parts, dtype=np.int64) if partition_idleness else 0,  # no clock before the first emit
     }
     unread = _unread(settings)
     shared = _shared(initial, unread)
@@ -261,7 +264,9 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
     # zeros, and a page takes memory only once written; private, so a page ``release`` drops is freed
     memory = mmap.mmap(-1, at * 8, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     m = np.frombuffer(memory, dtype=np.int64)
-    m[[L.SC_CLOCK, L.SC_NOW, L.SC_STARTED, L.SC_FLOOR, L.SC_GLOBAL_MAX]] = L.NONE
+    m[[L.SC_CLOCK, L.SC_NOW, L.SC_FLOOR, L.SC_GLOBAL_MAX, L.SC_LAST_CHECK]] = L.NONE
+    m[L.SC_HIGHEST] = L.NO_MARK_YET
+    m[L.SC_PART_RESET] = n_parts if partition_idleness else 0
     for name, dimension, fill in TABLES:
         value = initial[name] if fill is None else fill
         if sizes[dimension] and not (isinstance(value, int) and value == 0) and name not in unread | shared.keys():
@@ -298,7 +303,7 @@ def _unread(settings: dict[str, int]) -> set[str]:
     partition_idleness = settings["source_idle_timeout"] >= 0 and settings["merged"]
     if not partition_idleness:
         unread.add("ev_partition")
-    if not (partition_idleness or settings["event_clock"] or settings["late_at_once"]
+    if not (settings["event_clock"] or settings["late_at_once"]
             or (settings["idle_timeout"] >= 0 and settings["idle_processing"])):
         unread.add("ev_arrival")
     if not settings["scripted"]:

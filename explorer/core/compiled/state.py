@@ -36,8 +36,11 @@ TABLES: tuple[tuple[str, str, int | None], ...] = (
     ("src_raw", "sources", NONE), ("src_set_at", "sources", 0), ("src_batch_min", "sources", 0),
     ("src_batch_max", "sources", 0), ("src_stamp", "sources", 0), ("src_touched", "sources", 0),
     ("src_trace", "sources", 0), ("src_pending", "sources", 0), ("src_pending_value", "sources", 0),
-    # per partition (Flink's withIdleness)
-    ("part_seen", "partitions", 0), ("part_has_seen", "partitions", 0), ("part_idle", "partitions", 0),
+    # per partition (Flink's withIdleness): a record since the last periodic emit, its inactivity clock's start (or
+    # NONE), idle; the partitions with a record since the last emit and those waiting for a clock (lists); the
+    # heap of clocks, by start
+    ("part_active", "partitions", 0), ("part_quiet_from", "partitions", NONE), ("part_idle", "partitions", 0),
+    ("part_listed", "partitions", 0), ("part_reset", "partitions", None),
     ("part_heap_keys", "part_heap", 0), ("part_heap_values", "part_heap", 0),
     # the partition merge's tournament tree (root at 1, leaves from merge_leaves; watermarks.merge_changed)
     ("merge_tree", "merge_tree", None),
@@ -94,6 +97,7 @@ class State(NamedTuple):
     per_partition: int
     backlog: int
     source_idle_timeout: int
+    source_idle_every: int
     session: int
     gap: int
     end_inclusive: int
@@ -149,9 +153,11 @@ class State(NamedTuple):
     src_trace: int
     src_pending: int
     src_pending_value: int
-    part_seen: int
-    part_has_seen: int
+    part_active: int
+    part_quiet_from: int
     part_idle: int
+    part_listed: int
+    part_reset: int
     part_heap_keys: int
     part_heap_values: int
     merge_tree: int

@@ -7,12 +7,14 @@
   time;
 - the processing clock: the watermark is the clock itself;
 - a partition merge (min or max over partitions), optionally wrapped by Flink's ``withIdleness``, which
-  leaves silent partitions out of the merge and never lets the merged mark go back.
+  leaves idle partitions out of the merge (the highest mark when all are idle) and never lets the merged mark go
+  back; idleness is decided at the periodic emits only (the reference's ``WithIdleness`` says why).
 
 The merge is read for every element, so it must not cost a pass over the partitions (10k partitions made a
 run events × partitions): the partitions' marks sit in a tournament tree whose root is the merged mark, and
-a partition's leaf is updated wherever its mark or its idleness changes. Silent partitions are found from a
-heap of last arrivals, not by checking every partition at every commit.
+a partition's leaf is updated wherever its mark or its idleness changes. Idle partitions are found from a heap
+of inactivity clocks, and an emit visits only the partitions a record reached since the one before, not every
+partition at every commit.
 
 Each function mirrors one method of the reference engine (``explorer/core/engine.py``) and is called where
 that method is called, so that the merged floor, the one stateful read, sees the same values.
@@ -23,9 +25,10 @@ from __future__ import annotations
 from numba import njit, vectorize
 
 from explorer.core.compiled import heaps
-from explorer.core.rules import effective_watermark
+from explorer.core.rules import effective_watermark, first_idle_check, idle_at_check
 from explorer.core.compiled.layout import (ABSENT_FROM_MAX, ABSENT_FROM_MIN, NONE, NO_MARK_YET, SC_CLOCK, SC_FLOOR,
-                                           SC_NOW, SC_PART_HEAP_SIZE, SC_STARTED)
+                                           SC_HIGHEST, SC_LAST_CHECK, SC_NOW, SC_PART_ACTIVE, SC_PART_HEAP_SIZE,
+                                           SC_PART_RESET)
 from explorer.core.compiled.state import State
 
 
@@ -34,6 +37,9 @@ from explorer.core.compiled.state import State
 effective = njit(cache=True, inline="always")(effective_watermark)
 effective_column = vectorize(["int64(int64, int64)"], cache=True)(  # type: ignore[no-untyped-call]  # numba has no annotations
     effective_watermark)
+# withIdleness's timer, compiled from the same definitions
+_idle_at_check = njit(cache=True, inline="always")(idle_at_check)
+_first_idle_check = njit(cache=True, inline="always")(first_idle_check)
 
 
 @njit(cache=True, inline="always")
@@ -72,19 +78,19 @@ def group_raw(st: State, g: int) -> int:
         best = root + m[SC_NOW] if st.event_clock else root
     if st.source_idle_timeout < 0:
         return best
-    if found and best > m[SC_FLOOR]:  # idle partitions left out; what was merged is never taken back
+    if not found and m[SC_HIGHEST] != NO_MARK_YET:  # every partition idle: the highest any reached
+        best = m[SC_HIGHEST] + m[SC_NOW] if st.event_clock else m[SC_HIGHEST]
+    if best > m[SC_FLOOR]:  # idle partitions left out; what was merged is never taken back
         m[SC_FLOOR] = best
     floor: int = m[SC_FLOOR]
     return floor
 
 
 @njit(cache=True, inline="always")
-def _merge_leaf(st: State, p: int) -> int:
-    """Partition p's value in the merge tree: its raw mark (the event clock's less the time it was set, so that
-    every leaf moves with the clock alike), or a value the merge never picks while p is idle."""
+def _mark_leaf(st: State, p: int) -> int:
+    """Partition p's raw mark as the merge tree holds it: the event clock's less the time it was set, so that
+    every leaf moves with the clock alike."""
     m = st.m
-    if m[st.part_idle + p]:
-        return ABSENT_FROM_MIN if st.pick_min else ABSENT_FROM_MAX
     raw: int = m[st.src_raw + p]
     if raw == NONE:
         return NO_MARK_YET
@@ -93,12 +99,16 @@ def _merge_leaf(st: State, p: int) -> int:
 
 @njit(cache=True)
 def merge_changed(st: State, p: int) -> None:
-    """Partition p's mark or idleness changed: update its leaf and the path to the root, up to the first node
-    that keeps its value."""
+    """Partition p's mark or idleness changed: update its leaf (a value the merge never picks while p is idle)
+    and the path to the root, up to the first node that keeps its value; note the highest mark."""
     m = st.m
     tree = st.merge_tree
     pos = st.merge_leaves + p
-    m[tree + pos] = _merge_leaf(st, p)
+    leaf = _mark_leaf(st, p)
+    m[SC_HIGHEST] = max(m[SC_HIGHEST], leaf)
+    if m[st.part_idle + p]:
+        leaf = ABSENT_FROM_MIN if st.pick_min else ABSENT_FROM_MAX
+    m[tree + pos] = leaf
     while pos > 1:
         pos >>= 1
         left, right = m[tree + 2 * pos], m[tree + 2 * pos + 1]
@@ -109,34 +119,70 @@ def merge_changed(st: State, p: int) -> None:
 
 
 @njit(cache=True)
-def observe_partition(st: State, p: int, arrival: int) -> None:
-    """withIdleness: a record makes its partition active again and dates its silence."""
+def observe_partition(st: State, p: int) -> None:
+    """withIdleness: a record from partition p (``IdlenessTimer.activity``), noted for the next periodic emit."""
     m = st.m
-    if m[SC_STARTED] == NONE:  # every partition's silence counts from the first arrival
-        m[SC_STARTED] = arrival
-        for q in range(st.n_sources):
-            heaps.push(m, st.part_heap_keys, st.part_heap_values, SC_PART_HEAP_SIZE, arrival, q)
-    if not m[st.part_has_seen + p] or m[st.part_seen + p] != arrival:
-        heaps.push(m, st.part_heap_keys, st.part_heap_values, SC_PART_HEAP_SIZE, arrival, p)
-    m[st.part_seen + p] = arrival
-    m[st.part_has_seen + p] = 1
-    if m[st.part_idle + p]:
-        m[st.part_idle + p] = 0
-        merge_changed(st, p)
+    if not m[st.part_active + p]:
+        m[st.part_active + p] = 1
+        m[st.part_listed + m[SC_PART_ACTIVE]] = p
+        m[SC_PART_ACTIVE] += 1
 
 
 @njit(cache=True)
-def mark_idle_partitions(st: State, now: int) -> None:
-    """withIdleness: partitions whose last record (or the start, if none yet) is older than the timeout. The
-    heap holds (arrival, partition) per record; an entry counts while it is still its partition's last."""
+def check_partitions(st: State, now: int) -> None:
+    """withIdleness's periodic emit at ``now`` (the reference's ``WithIdleness.check``): clocks start for the
+    partitions without one that sent nothing since the emit before; a record since then stops a partition's clock
+    and brings it back into the merge; a clock past the timeout makes its partition idle. Then the merge."""
     m = st.m
-    while m[SC_PART_HEAP_SIZE] > 0 and m[st.part_heap_keys] + st.source_idle_timeout <= now:
-        last, p = m[st.part_heap_keys], m[st.part_heap_values]
-        heaps.pop(m, st.part_heap_keys, st.part_heap_values, SC_PART_HEAP_SIZE)
-        current = m[st.part_seen + p] if m[st.part_has_seen + p] else m[SC_STARTED]
-        if last == current and not m[st.part_idle + p]:
-            m[st.part_idle + p] = 1
+    for i in range(m[SC_PART_RESET]):
+        p = m[st.part_reset + i]
+        if not m[st.part_active + p]:
+            m[st.part_quiet_from + p] = now
+            heaps.push(m, st.part_heap_keys, st.part_heap_values, SC_PART_HEAP_SIZE, now, p)
+    n = m[SC_PART_ACTIVE]
+    for i in range(n):
+        p = m[st.part_listed + i]
+        m[st.part_active + p] = 0
+        m[st.part_quiet_from + p] = NONE
+        m[st.part_reset + i] = p
+        if m[st.part_idle + p]:
+            m[st.part_idle + p] = 0
             merge_changed(st, p)
+    m[SC_PART_RESET] = n
+    m[SC_PART_ACTIVE] = 0
+    while _clean_clock_top(st) and _idle_at_check(m[st.part_heap_keys], st.source_idle_timeout, now):
+        p = m[st.part_heap_values]
+        heaps.pop(m, st.part_heap_keys, st.part_heap_values, SC_PART_HEAP_SIZE)
+        m[st.part_idle + p] = 1
+        merge_changed(st, p)
+    m[SC_LAST_CHECK] = now
+    group_raw(st, 0)  # the multiplexer merges at every periodic emit
+
+
+@njit(cache=True, inline="always")
+def _clean_clock_top(st: State) -> bool:
+    """Drop the heap's stale tops (a clock a record stopped or restarted, a partition already idle); True when a
+    running clock is left."""
+    m = st.m
+    while m[SC_PART_HEAP_SIZE] > 0:
+        p = m[st.part_heap_values]
+        if m[st.part_quiet_from + p] == m[st.part_heap_keys] and not m[st.part_idle + p]:
+            return True
+        heaps.pop(m, st.part_heap_keys, st.part_heap_values, SC_PART_HEAP_SIZE)
+    return False
+
+
+@njit(cache=True)
+def next_silent_check(st: State, until: int) -> int:
+    """The next periodic emit between commits, up to ``until``, that changes something (the reference's
+    ``WithIdleness.next_silent_check``), or NONE."""
+    m = st.m
+    tick: int = m[SC_LAST_CHECK] + st.source_idle_every
+    if m[SC_PART_RESET] == 0:
+        if not _clean_clock_top(st):
+            return NONE
+        tick = max(tick, _first_idle_check(m[st.part_heap_keys], st.source_idle_timeout, st.source_idle_every))
+    return tick if tick <= until else NONE
 
 
 @njit(cache=True)

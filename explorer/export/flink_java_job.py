@@ -1,7 +1,7 @@
 """The Flink Java export: the same replay as ``flink_job`` (tick rows before each auto-watermark interval of
-arrival time, Flink's own ``forBoundedOutOfOrderness`` per partition merged by min), as one Java source file run
-with Flink's Java ``WindowOperator``: ``java -cp "<flink jars>/*" Job.java EVENTS OUTDIR`` (Java 11+ runs a single
-source file; the jars PyFlink ships are enough).
+arrival time, Flink's own ``forBoundedOutOfOrderness`` per partition merged by Flink's own multiplexer), as one Java
+source file run with Flink's Java ``WindowOperator``: ``java -cp "<flink jars>/*" Job.java EVENTS OUTDIR`` (Java 11+
+runs a single source file; the jars PyFlink ships are enough).
 
 Why Java as well as PyFlink: PyFlink's ``.window()`` runs PyFlink's Python port of the window operator, while a
 Java job runs Flink's own; the preset's rules cite the Java one. The program reads the user's file as the Python

@@ -9,13 +9,14 @@ new interval of arrival time (the preset's ``--batches interval:T``: the events 
 watermark moves at its end). A small Java ``WatermarkStrategy`` (PyFlink has no Python ``WatermarkGenerator``;
 its source is in the program and compiled with ``javac`` against PyFlink's jars on first run) keeps one of Flink's
 own ``forBoundedOutOfOrderness(L)`` generators per Kafka partition (the file's ``partition`` column, if it has
-one) and on each tick calls their ``onPeriodicEmit``, the min over the partitions being the watermark, as a Kafka
-source merges its splits. The tick rows are dropped before ``keyBy``. So only the clock that calls Flink's code is
-replaced; the watermark arithmetic (max − L − 1 ms) and the window operator are Flink's.
+one) and on each tick calls their ``onPeriodicEmit`` and then Flink's own ``WatermarkOutputMultiplexer`` (the min
+over the partitions), as a Kafka source merges its splits. The tick rows are dropped before ``keyBy``. So only the
+clock that calls Flink's code is replaced; the watermark arithmetic (max − L − 1 ms), the merge and the window
+operator are Flink's.
 
 With ``--source-idle-timeout`` each partition's generator is wrapped in Flink's own ``WatermarksWithIdleness``,
 its clock the ticks' arrival time, and every interval ticks (the silent ones too: the idleness timer counts
-periodic emits).
+periodic emits); the multiplexer leaves idle partitions out of the min, and takes the highest mark when all are.
 
 Known limits, each a difference verify would show rather than hide: Flink's timestamps are ms, so event times with
 a µs part are truncated (a session's bounds then differ from the prediction's by under 1 ms; windows' contents do

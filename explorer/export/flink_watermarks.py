@@ -1,5 +1,6 @@
 """The watermarks both Flink programs carry, as Java source text: Flink's own ``forBoundedOutOfOrderness`` per
-partition (and ``withIdleness``), merged by min, emitted on the replay's tick rows instead of a wall-clock timer.
+partition (and ``withIdleness``), merged by Flink's own ``WatermarkOutputMultiplexer`` (as a Kafka source merges its
+splits), emitted on the replay's tick rows instead of a wall-clock timer.
 
 Java because PyFlink has no Python ``WatermarkGenerator``: the PyFlink program compiles :data:`HELPER` with javac
 on first run (``flink_job``), the Java program has :data:`ARRIVAL_TICKS_JAVA` as a nested class
@@ -12,10 +13,11 @@ from __future__ import annotations
 # (id, key, event time ms, partition, is_tick). Shared by the PyFlink helper and the Java program.
 ARRIVAL_TICKS_JAVA = r"""
     /** Flink's forBoundedOutOfOrderness(bound), one generator per partition (wrapped in Flink's withIdleness when
-     *  idleMs ≥ 0), merged by min over the partitions not idle, as a Kafka source merges its splits; onPeriodicEmit
-     *  is called on each tick row (an auto-watermark interval of arrival time, its time in f2) instead of on a
-     *  wall-clock timer, and the idleness timer reads the ticks' time, so the same file gives the same
-     *  watermarks on every run. */
+     *  idleMs ≥ 0), merged by Flink's own WatermarkOutputMultiplexer, as a Kafka source merges its splits: on each
+     *  tick row (an auto-watermark interval of arrival time, its time in f2) every generator's onPeriodicEmit
+     *  writes to its partition's deferred output, then the multiplexer merges (the min over the partitions not
+     *  idle, the highest when all are), as ProgressiveTimestampsAndWatermarks does on its wall-clock timer. The
+     *  idleness timer reads the ticks' time, so the same file gives the same watermarks on every run. */
     public static class ArrivalTicks implements WatermarkStrategy<Tuple5<String, String, Long, String, Boolean>> {
         private final long boundMs;
         private final int partitions;
@@ -30,8 +32,10 @@ ARRIVAL_TICKS_JAVA = r"""
         @Override
         public WatermarkGenerator<Tuple5<String, String, Long, String, Boolean>> createWatermarkGenerator(
                 WatermarkGeneratorSupplier.Context context) {
-            final long[] nowMs = {0, Long.MIN_VALUE};  // the replay's clock: the last tick's arrival, the first's
-            final RelativeClock clock = new RelativeClock() {  // from the first tick: epoch ns overflow a long
+            final long[] nowMs = {0, Long.MIN_VALUE};  // the replay's clock: the last tick's arrival, its origin
+            // from 1 ms before the first tick: epoch ns overflow a long, and IdlenessTimer reads a clock start of 0
+            // as "no clock started" (a system clock never reads 0)
+            final RelativeClock clock = new RelativeClock() {
                 @Override public long relativeTimeMillis() { return nowMs[0] - nowMs[1]; }
                 @Override public long relativeTimeNanos() { return (nowMs[0] - nowMs[1]) * 1_000_000L; }
             };
@@ -44,43 +48,29 @@ ARRIVAL_TICKS_JAVA = r"""
             }
             return new WatermarkGenerator<Tuple5<String, String, Long, String, Boolean>>() {
                 private final Map<String, Integer> index = new HashMap<>();  // partition -> its generator
-                // each partition's last watermark and whether it said it is idle, kept between periodic emits as
-                // a source's WatermarkOutputMultiplexer keeps them (withIdleness marks idle once, when it goes idle)
-                private final long[] marks = new long[generators.size()];
-                private final boolean[] idle = new boolean[generators.size()];
-                private long emitted = Long.MIN_VALUE;
-
-                { java.util.Arrays.fill(marks, Long.MIN_VALUE); }
+                private final List<WatermarkOutput> splits = new ArrayList<>();  // each partition's deferred output
+                private WatermarkOutputMultiplexer merge;  // made on the first row: it writes to the operator's output
 
                 @Override
                 public void onEvent(Tuple5<String, String, Long, String, Boolean> row, long ts, WatermarkOutput out) {
+                    if (merge == null) {
+                        merge = new WatermarkOutputMultiplexer(out);
+                        for (int p = 0; p < generators.size(); p++) {
+                            merge.registerNewOutput(String.valueOf(p));
+                            splits.add(merge.getDeferredOutput(String.valueOf(p)));
+                        }
+                    }
                     if (!row.f4) {
-                        generators.get(index.computeIfAbsent(row.f3, p -> index.size())).onEvent(row, ts, out);
+                        int p = index.computeIfAbsent(row.f3, key -> index.size());
+                        generators.get(p).onEvent(row, ts, splits.get(p));
                         return;
                     }
                     nowMs[0] = row.f2;
-                    nowMs[1] = nowMs[1] == Long.MIN_VALUE ? row.f2 : nowMs[1];
-                    long merged = Long.MAX_VALUE;
-                    boolean active = false;
+                    nowMs[1] = nowMs[1] == Long.MIN_VALUE ? row.f2 - 1 : nowMs[1];
                     for (int p = 0; p < generators.size(); p++) {
-                        final int at = p;
-                        generators.get(p).onPeriodicEmit(new WatermarkOutput() {
-                            @Override public void emitWatermark(Watermark w) {
-                                marks[at] = Math.max(marks[at], w.getTimestamp());
-                                idle[at] = false;
-                            }
-                            @Override public void markIdle() { idle[at] = true; }
-                            @Override public void markActive() { idle[at] = false; }
-                        });
-                        if (!idle[p]) {
-                            merged = Math.min(merged, marks[p]);
-                            active = true;
-                        }
+                        generators.get(p).onPeriodicEmit(splits.get(p));
                     }
-                    if (active && merged > emitted) {  // all idle: no watermark; it never goes back
-                        emitted = merged;
-                        out.emitWatermark(new Watermark(merged));
-                    }
+                    merge.onPeriodicEmit();
                 }
 
                 @Override
@@ -107,6 +97,7 @@ import org.apache.flink.api.common.eventtime.Watermark;
 import org.apache.flink.api.common.eventtime.WatermarkGenerator;
 import org.apache.flink.api.common.eventtime.WatermarkGeneratorSupplier;
 import org.apache.flink.api.common.eventtime.WatermarkOutput;
+import org.apache.flink.api.common.eventtime.WatermarkOutputMultiplexer;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.eventtime.WatermarksWithIdleness;
 import org.apache.flink.api.java.tuple.Tuple5;

@@ -4,7 +4,8 @@
 (tests/scenarios/beam_reduce_fn_runner.yaml: a pane's timing, as the emission's reason), Bytewax's test_fold_window.py
 (tests/scenarios/bytewax_fold_window.yaml) with its own clock, Kafka Streams' SuppressScenarioTest
 (tests/scenarios/kafka_streams_suppress.yaml) and its aggregates' every-update output
-(tests/scenarios/kafka_streams_updates.yaml). One interpreter runs every case on both
+(tests/scenarios/kafka_streams_updates.yaml), Flink's withIdleness tests on a partitioned source with a periodic emit
+(tests/scenarios/flink_idleness.yaml). One interpreter runs every case on both
 engines: every firing with the input row it follows, the side output, the dropped items, the elements a window
 dropped while another kept them.
 Cases marked ``error`` (Beam's own negative transcripts) must be rejected, and the negative tests below turn
@@ -34,7 +35,8 @@ SUITES = {suite: yaml.safe_load((SCENARIOS / file).read_text())
                               ("beam-early", "beam_early_firings.yaml"),
                               ("bytewax", "bytewax_fold_window.yaml"),
                               ("kafka-streams", "kafka_streams_suppress.yaml"),
-                              ("kafka-streams-updates", "kafka_streams_updates.yaml"))}
+                              ("kafka-streams-updates", "kafka_streams_updates.yaml"),
+                              ("flink-idleness", "flink_idleness.yaml"))}
 CASES = [(suite, name) for suite, cases in SUITES.items() for name in sorted(cases)]
 
 
@@ -59,20 +61,24 @@ def replay(case: dict, engine: str = "compiled", **changes) -> Result:
         frame["arrival_time"] = [n / MICROS[case.get("unit", "ms")] for n in range(len(rows))]
     if any(c is not None for c in clock):  # the tester's processing time (advanceProcessingTime)
         frame["arrival_time"] = arrivals
+    if len(rows[0]) == 5:  # [id, key, partition, arrival, t]: a partitioned source (flink_idleness.yaml)
+        frame["partition"], frame["arrival_time"] = [r[2] for r in rows], [r[3] for r in rows]
     stream = stream_from_frame(frame, name=case["test"], time_unit=case.get("unit", "ms"))
     scripted = {"strategy": "scripted"} if any(r[0] == "watermark" for r in rows) else {}
     config = make_config({**case["config"], **scripted})
-    config = replace(config.with_time(**changes), batches=BatchSpec(BatchKind.EVENT))
-    return run(stream, config, engine=engine)
+    batches = BatchSpec.parse(case["batches"]) if "batches" in case else BatchSpec(BatchKind.EVENT)
+    return run(stream, replace(config.with_time(**changes), batches=batches), engine=engine)
 
 
 def outcome(case: dict, result: Result) -> dict:
-    """What the case file states, read from a Result (batch b is input row b: one batch per row)."""
+    """What the case file states, read from a Result (batch b is input row b: one batch per row; with the case's
+    own batches, a firing's time)."""
     unit = MICROS[case.get("unit", "ms")]
     at_end = case.get("at_end") == "emits"  # the engine emits what is open when the input ends (Bytewax)
     emitted = result.windows if at_end else result.windows[result.windows["reason"] != "END_OF_STREAM"]
     fired = sorted([[str(w.key), _number(w.start / unit), _number(w.end / unit), int(w.count),
-                     "end" if w.reason == "END_OF_STREAM" else int(w.emit_batch)] for w in emitted.itertuples()],
+                     "end" if w.reason == "END_OF_STREAM" else
+                     _number(w.emit_time / unit) if "batches" in case else int(w.emit_batch)] for w in emitted.itertuples()],
                    key=str)
     events, a = result.events, result.assignments
     refused_somewhere = set(a.loc[~a["admitted"], "event"])

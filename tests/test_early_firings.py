@@ -113,3 +113,14 @@ def test_the_figure_draws_early_panes_apart_and_the_inspector_says_what_fired_th
     text = explain_window(result, row)
     assert "an early firing" in text and "processing-time timer 2 s later" in text
     assert "Beam's pane 0, timing EARLY" in text
+
+
+def test_exports_say_early_firings_in_beams_words_and_note_them_elsewhere():
+    from explorer.export import export
+    config = _config("tumbling:10", Panes.ACCUMULATING, 10)
+    java = export(config, "beam-java")
+    assert ("AfterWatermark.pastEndOfWindow()\n            .withEarlyFirings(AfterProcessingTime.pastFirstElementInPane()"
+            ".plusDelayOf(Duration.ofSeconds(10)))") in java and "NOTE" not in java
+    assert "early firings" not in export(config.with_time(early_firings=None), "beam-java")
+    flink = export(replace(preset("flink", early_firings=10 * S), window=WindowSpec.parse("tumbling:10")), "flink-java")
+    assert "what if: --early-firings 10s" in flink and "(Beam's withEarlyFirings) have no equivalent in Flink" in flink

@@ -100,6 +100,8 @@ def test_early_firings_are_beams_and_a_what_if_elsewhere(capsys):
     assert main(["run", "--synthetic", "textbook", "--events", "300", "--preset", "beam", "--early-firings", "2s",
                  "--format", "json"]) == 0
     assert '"reason": "EARLY"' in capsys.readouterr().out
+    assert main(["run", "--synthetic", "textbook", "--events", "300", "--preset", "beam", "--early-firings", "2s"]) == 0
+    assert "early panes 55 (before the watermark fired their window)" in capsys.readouterr().out
 
 
 def test_the_figure_draws_early_panes_apart_and_the_inspector_says_what_fired_them():

@@ -94,8 +94,9 @@ def _flink_cadence(config: RunConfig) -> str | None:
     if config.time.scope not in (Scope.PARTITION_MIN, Scope.GLOBAL):
         return f"--scope {config.time.scope.value} is not a Flink watermark (one per partition, merged by min)"
     if config.time.source_idle_timeout is not None and (config.batches is None or not config.batches.interval):
-        return ("--source-idle-timeout: Flink's withIdleness counts auto-watermark intervals; give --batches "
-                "interval:T")
+        return ("--source-idle-timeout: Flink's withIdleness counts auto-watermark intervals (it decides idleness at "
+                "the periodic emit, every interval of processing time, the silent ones too), which a watermark after "
+                "every N events does not have; give --batches interval:T")
     return whole_ms(config)
 
 

@@ -66,6 +66,9 @@ def windows(draw) -> WindowSpec:
     if kind is WindowKind.SLIDING:
         slide = draw(st.integers(1, 6)) * S // 2
         return WindowSpec(kind, size=slide * draw(st.integers(1, 4)), slide=slide)
+    if kind is WindowKind.CUMULATE:
+        step = draw(st.integers(1, 6)) * S // 2
+        return WindowSpec(kind, size=step * draw(st.integers(1, 4)), slide=step, offset=draw(seconds))
     return WindowSpec(kind, gap=draw(st.integers(1, 10)) * S // 2)
 
 

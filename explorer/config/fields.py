@@ -34,7 +34,7 @@ class TimeField:
     control: str | None = None
     optional: bool = False
     positive: bool = False
-    windows: tuple[str, ...] = ("tumbling", "sliding", "session")  # the window kinds it can change anything for
+    windows: tuple[str, ...] = ("tumbling", "sliding", "session", "cumulate")  # the window kinds it can change anything for
 
     @property
     def label(self) -> str:
@@ -116,7 +116,7 @@ TIME_FIELDS: tuple[TimeField, ...] = (
               "latenessRule", control="rule"),
     TimeField("refused_when", "refused_when", "an event some windows refused is refused (side output or drop) when "
               "any window refuses it, or only when every one does (Flink; the others lose it silently)", RefusedWhen,
-              "refusedWhen", windows=("sliding",)),
+              "refusedWhen", windows=("sliding", "cumulate")),
     TimeField("idle_timeout", "idle_timeout", "flush a key's windows after this much silence (off: never)",
               yaml="idleTimeout", control="idle", optional=True, positive=True),
     TimeField("idle_clock", "idle_clock", "which clock measures silence", TimeSource, "idleTimeoutClock",
@@ -128,7 +128,7 @@ TIME_FIELDS: tuple[TimeField, ...] = (
     TimeField("schedule", "schedule", "when a batch's watermark takes effect: live, or backlog (Spark replaying "
               "with availableNow)", Schedule, "schedule"),
     TimeField("end_inclusive", "end_inclusive", "windows are (start, end], as Storm's", bool, "endInclusive",
-              windows=("tumbling", "sliding")),
+              windows=("tumbling", "sliding", "cumulate")),
     TimeField("session_close_strict", "session_close_strict", "sessions join within the gap and close once the "
               "watermark is past last + gap, as Bytewax's", bool, "sessionCloseStrict", windows=("session",)),
     TimeField("session_lateness_on_merge", "session_lateness_on_merge", "sessions: judge lateness on the session "
@@ -139,7 +139,8 @@ TIME_FIELDS: tuple[TimeField, ...] = (
               windows=("session",)),
     TimeField("forget_clock_when_empty", "forget_clock_when_empty", "per-key watermarks, tumbling and sliding: a "
               "key's watermark is forgotten once all its windows have fired, so its next event starts afresh, as "
-              "Bytewax discards the key's state", bool, "forgetClockWhenEmpty", windows=("tumbling", "sliding")),
+              "Bytewax discards the key's state", bool, "forgetClockWhenEmpty",
+              windows=("tumbling", "sliding", "cumulate")),
     TimeField("windows_from_zero", "windows_from_zero", "sliding windows start at 0 or later: an event at t ≥ 0 "
               "is in no window that starts before 0, as Kafka Streams creates none", bool, "windowsFromZero",
               windows=("sliding",)),
@@ -169,9 +170,9 @@ TIME_FIELDS: tuple[TimeField, ...] = (
               positive=True),
     TimeField("early_firings", "early_firings", "Beam's early firings (withEarlyFirings(AfterProcessingTime"
               ".pastFirstElementInPane().plusDelayOf(T))): a pane's first element arriving at processing time p fires "
-              "an EARLY pane at p + T, until the watermark fires the window (off: none; tumbling and sliding "
+              "an EARLY pane at p + T, until the watermark fires the window (off: none; tumbling, sliding and cumulate "
               "windows, emit on-close)", yaml="earlyFirings", optional=True, positive=True,
-              windows=("tumbling", "sliding")),
+              windows=("tumbling", "sliding", "cumulate")),
 )
 FIELD_BY_OPTION = {spec.option: spec for spec in TIME_FIELDS}
 

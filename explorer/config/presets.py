@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from explorer.config import (MILLISECOND, SECOND, BatchKind, BatchSpec, Emit, LatePolicy, LatenessRule, RefusedWhen,
-                             RunConfig, Schedule, Scope, Strategy, TimeConfig)
+                             RunConfig, Schedule, Scope, Strategy, TimeConfig, WindowKind)
 from explorer.errors import InputError
 from explorer.timeutil import format_duration
 
@@ -21,6 +21,8 @@ KAFKA_COMMIT_INTERVAL = 30 * SECOND
 
 # a setting beside the TimeConfig's fields: tumbling and sliding windows that start at an offset (WindowSpec.offset)
 WINDOW_OFFSET = "window_offset"
+# another: cumulate windows (WindowKind.CUMULATE), which only Flink has (its SQL's CUMULATE table-valued function)
+WINDOW_CUMULATE = "window_cumulate"
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,10 @@ PRESETS: dict[str, Preset] = {
         "another keeps it drops it silently); allowed lateness re-fires the window with its full contents. A "
         "session's lateness is judged after the merge, and an emitted session an element extends past the "
         "watermark fires again when the watermark reaches its new end. A window that takes an element once the "
-        "watermark has passed its end fires at once, for each such element (EventTimeTrigger.onElement).",
+        "watermark has passed its end fires at once, for each such element (EventTimeTrigger.onElement). Cumulate "
+        "windows (--window cumulate:SIZE:STEP) are Flink SQL's CUMULATE: a row is refused only when every window it "
+        "belongs to has fired (the longest, [start, start + size), last); those still open take it (SQL has no side "
+        "output: there a refused row is dropped).",
         TimeConfig(strategy=Strategy.MAX, scope=Scope.PARTITION_MIN, late_policy=LatePolicy.SIDE_OUTPUT,
                    refused_when=RefusedWhen.EVERY_WINDOW, session_lateness_on_merge=True,
                    late_fires_per_element=True),
@@ -101,7 +106,7 @@ PRESETS: dict[str, Preset] = {
         batches=BatchSpec(BatchKind.INTERVAL, interval=200 * SECOND // 1000),
         allowed_lateness=True,
         settings=frozenset({"delay", "allowed_lateness", "late_policy", "source_idle_timeout", "time_source",
-                            "scope", WINDOW_OFFSET}),
+                            "scope", WINDOW_OFFSET, WINDOW_CUMULATE}),
     ),
     "bytewax": Preset(
         "bytewax",
@@ -219,7 +224,9 @@ def what_if(config: RunConfig) -> list[str]:
         spec = next(spec for spec in TIME_FIELDS if spec.name == name)
         if getattr(config.time, name) == value and config.window.kind.value == kind:
             out.append(f"--{spec.option.replace('_', '-')} {spec.to_text(value)} with {kind} windows")
-    if config.window.offset and WINDOW_OFFSET not in chosen.settings:
+    if config.window.kind is WindowKind.CUMULATE and WINDOW_CUMULATE not in chosen.settings:
+        out.append(f"--window {config.window}")  # (no cumulate windows)
+    elif config.window.offset and WINDOW_OFFSET not in chosen.settings:
         out.append(f"--window {config.window}")  # (its windows start at the epoch: no offset)
     return out
 

@@ -169,25 +169,42 @@ def fixed_spans(t: int, size: int, slide: int, end_inclusive: bool = False,
         start -= slide
 
 
+def cumulative_spans(t: int, size: int, step: int, end_inclusive: bool = False,
+                     offset: int = 0) -> Iterator[tuple[int, int]]:
+    """The (start, end) of every cumulate window that holds time ``t``, earliest end first: they share the start
+    s = offset + n × size at or before t and end at each s + k × step past t up to s + size (Flink's
+    CumulativeWindowAssigner.assignWindows)."""
+    placed = t - 1 if end_inclusive else t
+    start = ((placed - offset) // size) * size + offset
+    end = ((placed - offset) // step) * step + offset + step
+    while end <= start + size:
+        yield start, end
+        end += step
+
+
 class FixedWindows:
-    """Tumbling and sliding windows starting at offset + k × slide; Storm's are (start, end], modelled as [start, end)
-    one µs on."""
+    """Tumbling and sliding windows starting at offset + k × slide, and cumulate windows (named by their end, as
+    several share a start); Storm's are (start, end], modelled as [start, end) one µs on."""
 
     def __init__(self, spec: WindowSpec, end_inclusive: bool, from_zero: bool, store: WindowStore,
                  lateness: Lateness):
         self.size, self.slide, self.end_inclusive, self.from_zero = spec.size, spec.slide, end_inclusive, from_zero
         self.offset = spec.offset
+        self.cumulate = spec.kind is WindowKind.CUMULATE
         self.store, self.lateness = store, lateness
 
     def spans(self, t: int) -> Iterator[tuple[int, int]]:
-        """The event's windows, latest start first."""
+        """The event's windows, latest start first (cumulate: earliest end first)."""
+        if self.cumulate:
+            return cumulative_spans(t, self.size, self.slide, self.end_inclusive, self.offset)
         return fixed_spans(t, self.size, self.slide, self.end_inclusive, self.from_zero, self.offset)
 
     def admit(self, t: int, key: str, event_id: str, eff: int) -> Admission:
         store, lateness = self.store, self.lateness
         admitted, refused = [], []
         for start, end in self.spans(t):
-            w = store.by_key.get(key, {}).get(start)
+            slot = end if self.cumulate else start
+            w = store.by_key.get(key, {}).get(slot)
             late = lateness.is_late(end, t, eff, end <= eff or (w is not None and w.fired))
             if late:
                 if not lateness.admits_late(end, eff):
@@ -195,7 +212,7 @@ class FixedWindows:
                     continue
             past = late and end <= eff  # the watermark had passed the window's end when it took the element
             if w is None:
-                w = store.open(key, start, end, start)
+                w = store.open(key, start, end, slot)
                 w.late_only = past
             elif not past:
                 w.late_only = False

@@ -182,16 +182,18 @@ def config_of(values: ControlValues, **slider_values: float) -> RunConfig:
     read = values.widgets
     kind = WindowKind(read["window_kind"])
     size, slide = round(read["size"] * S), round(read["slide"] * S)
-    if size <= 0 or (kind is WindowKind.SLIDING and slide <= 0):
+    if size <= 0 or (kind in (WindowKind.SLIDING, WindowKind.CUMULATE) and slide <= 0):
         raise InputError("window size, slide and gap must be positive")
+    base = values.shown if values.shown.preset == read["preset"] else preset(read["preset"])
+    # no control moves the offset: the one of the config shown (a YAML's, a --window's) stays
+    offset = base.window.offset if base.window.kind is not WindowKind.SESSION else 0
     if kind is WindowKind.TUMBLING:
-        window = WindowSpec(kind, size=size, slide=size)
-    elif kind is WindowKind.SLIDING:
-        window = WindowSpec(kind, size=size, slide=slide)
+        window = WindowSpec(kind, size=size, slide=size, offset=offset)
+    elif kind in (WindowKind.SLIDING, WindowKind.CUMULATE):  # cumulate: the slide box is its step
+        window = WindowSpec(kind, size=size, slide=slide, offset=offset)
     else:
         window = WindowSpec(kind, gap=size)
     batches = BatchSpec.parse(read["batches"]) if read["batches"].strip() else None
-    base = values.shown if values.shown.preset == read["preset"] else preset(read["preset"])
     changes = {spec.name: _from_widget(spec, slider_values.get(spec.control, read[spec.control]))
                for spec in TIME_FIELDS if spec.control and spec.name != "delay"}
     changes.update(rules_from(values.rules))

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from explorer.config import RunConfig
+from explorer.config import RunConfig, WindowKind
 from explorer.core.compiled import layout as L
 from explorer.core.compiled.state import TABLES, State
 from explorer.core.rules import as_ints, derive
@@ -52,8 +52,9 @@ def event_codes(stream: Stream, processing: bool) -> EventCodes:
 
 @dataclass(frozen=True)
 class FixedWindows:
-    """Every (event, window) pair of tumbling or sliding windows: ``window_of[event, j]`` is the id of the
-    event's j-th window, latest start first (as the reference engine visits them), or −1 past its last."""
+    """Every (event, window) pair of tumbling, sliding or cumulate windows: ``window_of[event, j]`` is the id of the
+    event's j-th window, latest start first (cumulate: earliest end first; as the reference engine visits them), or
+    −1 past its last."""
 
     window_of: npt.NDArray[np.int64]
     key: npt.NDArray[np.int64]
@@ -64,8 +65,12 @@ class FixedWindows:
 
 def fixed_windows(stream: Stream, config: RunConfig) -> FixedWindows:
     window, rules = config.window, derive(config)
-    cache_key = ("compiled-windows", window.size, window.slide, window.offset, rules.end_inclusive, rules.from_zero,
-                 rules.processing)
+    cumulate = window.kind is WindowKind.CUMULATE
+    cache_key = ("compiled-windows", cumulate, window.size, window.slide, window.offset, rules.end_inclusive,
+                 rules.from_zero, rules.processing)
+    if cumulate:
+        return stream.cached(cache_key, lambda: _cumulative_windows(event_codes(stream, rules.processing), window.size,
+                                                                    window.slide, rules.end_inclusive, window.offset))
     return stream.cached(cache_key, lambda: _fixed_windows(event_codes(stream, rules.processing), window.size,
                                                             window.slide, rules.end_inclusive, rules.from_zero,
                                                             window.offset))
@@ -89,24 +94,49 @@ def _fixed_windows(codes: EventCodes, size: int, slide: int, end_inclusive: bool
             valid &= (starts >= 0) | (placed < 0)[:, None]
         del starts
         every = bool(valid.all())
-    slot = slots.ravel() if every else slots[valid]
-    keys = np.broadcast_to(codes.key[:, None], slots.shape)
-    keys = keys.ravel() if every else keys[valid]
+    window_of, w_key, w_slot = _name_windows(codes.key, len(codes.key_names), slots, None if every else valid)
+    w_start = w_slot * slide + offset
+    return FixedWindows(window_of, w_key, w_start, w_start + size, every)
+
+
+def _cumulative_windows(codes: EventCodes, size: int, step: int, end_inclusive: bool, offset: int) -> FixedWindows:
+    """Every event's cumulate windows (as ``windows.cumulative_spans`` lists them, earliest end first), on whole
+    columns. Several share a start, so a window is named by its end's slot m (end = offset + m × step); its start
+    is the last multiple of the size before that end."""
+    placed = codes.t - 1 if end_inclusive else codes.t
+    steps = size // step
+    first = (placed - offset) // step + 1  # the slot of the event's first end
+    last = ((placed - offset) // size + 1) * steps  # ... and of its last, the start's + size
+    slots = first[:, None] + np.arange(steps, dtype=np.int64)[None, :]
+    valid = None if steps == 1 else slots <= last[:, None]
+    window_of, w_key, w_slot = _name_windows(codes.key, len(codes.key_names), slots, valid)
+    w_end = w_slot * step + offset
+    w_start = (w_slot - 1) // steps * size + offset
+    return FixedWindows(window_of, w_key, w_start, w_end, steps == 1)
+
+
+def _name_windows(key: npt.NDArray[np.int64], n_keys: int, slots: npt.NDArray[np.int64],
+                  valid: npt.NDArray[np.bool_] | None) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64],
+                                                                npt.NDArray[np.int64]]:
+    """Number the (key, slot) pairs of the ``valid`` candidates (None: all) in order of first appearance: the
+    ``window_of`` table (−1 where not valid), and each window's key and slot."""
+    slot = slots.ravel() if valid is None else slots[valid]
+    keys = np.broadcast_to(key[:, None], slots.shape)
+    keys = keys.ravel() if valid is None else keys[valid]
     low = int(slot.min())
     span = int(slot.max()) - low + 1
-    if span * (len(codes.key_names) + 1) < 2**62:
+    if span * (n_keys + 1) < 2**62:
         ids, uniques = pd.factorize(keys * span + (slot - low))
         w_key, w_slot = uniques // span, uniques % span + low
     else:  # too wide for one int64 code: factorize the pairs
         pairs, ids = np.unique(np.stack([keys, slot], axis=1), axis=0, return_inverse=True)
         w_key, w_slot = pairs[:, 0], pairs[:, 1]
-    if every:
+    if valid is None:
         window_of = np.asarray(ids, dtype=np.int64).reshape(slots.shape)
     else:
         window_of = np.full(slots.shape, -1, dtype=np.int64)
         window_of[valid] = ids
-    w_start = np.asarray(w_slot, dtype=np.int64) * slide + offset
-    return FixedWindows(window_of, np.asarray(w_key, dtype=np.int64), w_start, w_start + size, every)
+    return window_of, np.asarray(w_key, dtype=np.int64), np.asarray(w_slot, dtype=np.int64)
 
 
 @dataclass

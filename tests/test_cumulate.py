@@ -1,0 +1,64 @@
+"""Cumulate windows (Flink SQL's CUMULATE): windows that share a start and grow by a step up to their size. The
+windows an element goes to, and when each fires and what a late row does, are Flink's own tests
+(tests/scenarios/flink_cumulate.yaml, run by test_engine_suites.py); here: the spec as it is written and refused,
+the engines' agreement on every pair, and which presets have it."""
+
+from dataclasses import replace
+
+import pandas as pd
+import pytest
+
+from explorer import preset
+from explorer.config import PRESETS, WindowKind, WindowSpec, what_if
+from explorer.core import run
+from explorer.errors import InputError
+from explorer.streams import stream_from_frame
+
+MS = 1000
+
+
+def windows_of(times_ms: list[int], window: str, engine: str) -> list[tuple[int, int, tuple[str, ...]]]:
+    frame = pd.DataFrame({"id": [f"e{t}" for t in times_ms], "key": "k", "event_time": times_ms})
+    stream = stream_from_frame(frame, name="assigner", time_unit="ms")
+    w = run(stream, replace(preset("flink"), window=WindowSpec.parse(window)), engine=engine).windows
+    return sorted((int(s) // MS, int(e) // MS, tuple(sorted(ids))) for s, e, ids in zip(w["start"], w["end"], w["ids"]))
+
+
+def test_a_cumulate_window_is_written_once_and_read_back():
+    spec = WindowSpec.parse("cumulate:1h:15m+5m")
+    assert (spec.kind, spec.size, spec.slide, spec.offset) == (WindowKind.CUMULATE, 3600 * 10**6, 900 * 10**6,
+                                                                300 * 10**6)
+    assert str(spec) == "cumulate:1h:15m+5m" and WindowSpec.parse(str(spec)) == spec
+    # an offset names the same windows modulo the size (Flink's getWindowStartWithOffset(t, offset, size)), not the
+    # step: +20m is a later start than +5m
+    assert WindowSpec.parse("cumulate:1h:15m+65m") == spec
+    assert WindowSpec.parse("cumulate:1h:15m+20m").offset == 1200 * 10**6
+
+
+def test_a_size_that_is_not_a_whole_number_of_steps_is_refused_in_one_line():
+    """Flink's CumulativeWindowAssignerTest.testInvalidParameters3: "size must be an integral multiple of step"."""
+    with pytest.raises(InputError, match=r"^window cumulate: the size \(5s\) must be a whole number of steps \(2s\)"):
+        WindowSpec.parse("cumulate:5s:2s")
+    with pytest.raises(InputError, match="needs 2 duration"):
+        WindowSpec.parse("cumulate:5s")
+
+
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+def test_windows_that_share_a_start_are_told_apart_by_their_end(engine):
+    """Every cumulate window of a start holds the elements before its end: [0, 2000) holds e0 and e1999, not e2000.
+    The negative case: sliding windows of the same size and step put e2000 elsewhere (starts before 0, no shared
+    start)."""
+    times = [0, 1999, 2000, 2999]
+    assert windows_of(times, "cumulate:3s:1s", engine) == [
+        (0, 1000, ("e0",)), (0, 2000, ("e0", "e1999")), (0, 3000, ("e0", "e1999", "e2000", "e2999"))]
+    assert windows_of(times, "sliding:3s:1s", engine) != windows_of(times, "cumulate:3s:1s", engine)
+
+
+def test_cumulate_is_flinks_only_elsewhere_a_what_if():
+    """Only Flink has CUMULATE windows (its SQL's window TVF); under any other preset they are a run that engine
+    cannot make, and every front end says so."""
+    cumulate = WindowSpec.parse("cumulate:10s:2s")
+    assert what_if(replace(preset("flink"), window=cumulate)) == []
+    others = sorted(name for name in PRESETS if name != "flink")
+    assert all(what_if(replace(preset(name), window=cumulate)) == ["--window cumulate:10s:2s"] for name in others)
+    assert what_if(replace(preset("spark"), window=WindowSpec.parse("sliding:10s:2s"))) == []

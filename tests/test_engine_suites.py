@@ -5,9 +5,9 @@
 (tests/scenarios/bytewax_fold_window.yaml) with its own clock, Kafka Streams' SuppressScenarioTest
 (tests/scenarios/kafka_streams_suppress.yaml) and its aggregates' every-update output
 (tests/scenarios/kafka_streams_updates.yaml), Flink's withIdleness tests on a partitioned source with a periodic emit
-(tests/scenarios/flink_idleness.yaml). One interpreter runs every case on both
-engines: every firing with the input row it follows, the side output, the dropped items, the elements a window
-dropped while another kept them.
+(tests/scenarios/flink_idleness.yaml), Flink SQL's CUMULATE windows (tests/scenarios/flink_cumulate.yaml). One
+interpreter runs every case on both engines: every firing with the input row it follows, the side output, the
+dropped items, the elements a window dropped while another kept them.
 Cases marked ``error`` (Beam's own negative transcripts) must be rejected, and the negative tests below turn
 off each rule a case exists for: the harness can fail."""
 
@@ -36,7 +36,8 @@ SUITES = {suite: yaml.safe_load((SCENARIOS / file).read_text())
                               ("bytewax", "bytewax_fold_window.yaml"),
                               ("kafka-streams", "kafka_streams_suppress.yaml"),
                               ("kafka-streams-updates", "kafka_streams_updates.yaml"),
-                              ("flink-idleness", "flink_idleness.yaml"))}
+                              ("flink-idleness", "flink_idleness.yaml"),
+                              ("flink-cumulate", "flink_cumulate.yaml"))}
 CASES = [(suite, name) for suite, cases in SUITES.items() for name in sorted(cases)]
 
 
@@ -142,6 +143,10 @@ def test_engine_suite_cases(suite, name, engine):
     ("beam-early", "early_pane_before_the_watermark", {"early_firings": None}),  # no pane before the input ends
     ("beam-early", "panes_follow_the_first_element", {"early_firings": 3_000_000}),  # other panes
     ("beam-early", "panes_follow_the_first_element", {"panes": Panes.ACCUMULATING}),  # 2, 4, 6, 7, 7 elements
+    ("flink-cumulate", "cumulative_assigner", {"end_inclusive": True}),  # 5000 would close [0, 5000)
+    ("flink-cumulate", "cumulative_assigner_offset", {"end_inclusive": True}),  # 5100 would close [100, 5100)
+    ("flink-cumulate", "event_time_cumulative_windows", {"refused_when": RefusedWhen.ANY_WINDOW}),  # i, j dropped
+    ("flink-cumulate", "event_time_cumulative_windows", {"strategy": Strategy.MAX}),  # rows ignored: fired later
 ])
 def test_the_cases_fail_without_the_rule_they_check(suite, name, changes):
     """A harness that cannot fail proves nothing: each case must reject the rule it was chosen for."""

@@ -62,3 +62,33 @@ def test_cumulate_is_flinks_only_elsewhere_a_what_if():
     others = sorted(name for name in PRESETS if name != "flink")
     assert all(what_if(replace(preset(name), window=cumulate)) == ["--window cumulate:10s:2s"] for name in others)
     assert what_if(replace(preset("spark"), window=WindowSpec.parse("sliding:10s:2s"))) == []
+
+
+def test_the_window_control_offers_cumulate_with_the_slide_box_as_its_step():
+    """The explorer's window kind takes cumulate: the size box is its size, the slide box its step; a size that is
+    not a whole number of steps gets the one-line refusal; the offset of the config shown stays (no control moves
+    it)."""
+    from explorer.ui.controls import Controls
+
+    controls = Controls()
+    controls.show(replace(preset("flink"), window=WindowSpec.parse("cumulate:60s:20s+5s")))
+    assert controls.window_kind.value == "cumulate" and (controls.size.value, controls.slide.value) == (60, 20)
+    assert controls.config().window == WindowSpec.parse("cumulate:60s:20s+5s")
+    controls.slide.value = 15
+    assert controls.config().window == WindowSpec.parse("cumulate:60s:15s+5s")
+    controls.slide.value = 25
+    with pytest.raises(InputError, match="must be a whole number of steps"):
+        controls.config()
+
+
+@pytest.mark.parametrize("engine", ["reference", "compiled"])
+def test_each_window_of_a_shared_start_is_outlined_from_its_own_first_arrival(engine):
+    """The figure's outline of a window runs from the arrival of its first event: [0, 1000) opens with e500, which
+    arrives last; [0, 2000) and [0, 3000) with e1500. Keyed by start alone, all three would open at e1500's arrival."""
+    from explorer.ui.figures import first_arrivals
+
+    frame = pd.DataFrame({"id": ["e1500", "e500"], "key": "k", "event_time": [1500, 500], "arrival_time": [0, 9000]})
+    stream = stream_from_frame(frame, name="outlines", time_unit="ms")
+    result = run(stream, replace(preset("flink", delay=2 * 10**6), window=WindowSpec.parse("cumulate:3s:1s")), engine=engine)
+    windows = result.windows.drop_duplicates(["key", "start", "end"]).sort_values("end")
+    assert (first_arrivals(result, windows) // 10**6).tolist() == [9, 0, 0]

@@ -237,7 +237,8 @@ def test_flink_fires_a_passed_window_for_each_late_element_where_beam_fires_once
 def test_flink_with_idleness_lets_a_silent_partition_leave_the_min():
     """Partition P keeps sending; Q sends once at 1 s and falls silent. Without withIdleness the operator's
     watermark is held at Q's 1 s − L and P's windows wait for the end of input; with withIdleness(5 s), Q
-    leaves the min 5 s after its record and P's windows fire as P's watermark passes them."""
+    leaves the min at the first 200 ms emit strictly past 5 s after the first emit without its record (at 6.6 s) and
+    P's windows fire as P's watermark passes them."""
     times = [float(t) for t in range(0, 40)]
     frame = pd.DataFrame({"id": [f"p{t:g}" for t in times] + ["q1"], "partition": ["P"] * len(times) + ["Q"],
                           "event_time": times + [1.0], "arrival_time": times + [1.0]})

@@ -193,8 +193,8 @@ class WithIdleness(PartitionMerge):
 
     - a partition's ``IdlenessTimer``: a record since the last emit stops its inactivity clock; the first emit
       after that sees none and starts the clock there; a later one declares it idle once strictly more than the
-      timeout has passed (``rules.idle_at_check``). So a partition goes idle between one and two intervals more
-      than the timeout after its last record, not the timeout after it;
+      timeout has passed (``rules.idle_at_check``). So a partition goes idle more than one and at most three
+      intervals past the timeout after its last record (Flink's documented worst case), not the timeout after it;
     - an idle partition says so once and leaves the merge; its next record makes it emit again, so it rejoins at
       the next periodic emit, not at the record;
     - the merge: the min (max) over the partitions not idle, never going back; when every one is idle, the

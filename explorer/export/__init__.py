@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from explorer.config import RunConfig
-from explorer.export.common import DEFAULT_SOURCE, ExportSource
+from explorer.config import RunConfig, WindowKind
+from explorer.export.common import DEFAULT_SOURCE, ExportSource, comment, without_cumulate
 from explorer.export.jvm import beam_java, kafka_streams_java, voltsp_java, voltsp_yaml
 from explorer.export.beam_job import beam_job as beam_python
 from explorer.export.bytewax_job import bytewax_job as bytewax
@@ -36,10 +36,22 @@ TARGETS: dict[str, Callable[[RunConfig, ExportSource], str]] = {
 }
 
 
+# the targets whose engine has no CUMULATE windows: the engine's name and how its language starts a comment
+WITHOUT_CUMULATE = {"voltsp-yaml": ("VoltSP", "#"), "voltsp-java": ("VoltSP", "//"),
+                    "pyspark": ("Spark Structured Streaming", "#"), "bytewax": ("Bytewax", "#"),
+                    "beam-python": ("Beam", "#"), "beam-java": ("Beam", "//"),
+                    "kafka-streams-java": ("Kafka Streams", "//")}
+
+
 def export(config: RunConfig, target: str, source: ExportSource = DEFAULT_SOURCE) -> str:
-    """The snippet for ``target`` (one of :data:`TARGETS`), naming the columns as ``source`` does."""
+    """The snippet for ``target`` (one of :data:`TARGETS`), naming the columns as ``source`` does. Where the
+    target's engine has no CUMULATE windows, its program runs their last, whole windows, and says so first."""
     from explorer.errors import InputError
 
     if target not in TARGETS:
         raise InputError(f"unknown export target {target!r}; use one of {', '.join(TARGETS)}")
+    if config.window.kind is WindowKind.CUMULATE and target in WITHOUT_CUMULATE:
+        engine, prefix = WITHOUT_CUMULATE[target]
+        config, notes = without_cumulate(config, engine)
+        return comment(prefix, notes) + TARGETS[target](config, source)
     return TARGETS[target](config, source)

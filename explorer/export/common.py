@@ -9,9 +9,10 @@ particular to their engine.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from explorer.config import PRESETS, TIME_FIELDS, BatchKind, Emit, LatePolicy, LatenessRule, Panes, RunConfig, WindowKind, what_if
+from explorer.config import (PRESETS, TIME_FIELDS, BatchKind, Emit, LatePolicy, LatenessRule, Panes, RunConfig, WindowKind,
+                             WindowSpec, what_if)
 from explorer.core.rules import derive
 from explorer.streams import Stream
 from explorer.streams.times import TimeFormat
@@ -103,11 +104,27 @@ def _differences(config: RunConfig, target: str) -> list[str]:
     return notes
 
 
+def what_if_note(config: RunConfig, setting: str) -> str:
+    return f"what if: {setting} is not a setting of {config.preset}, the engine these settings model"
+
+
+def without_cumulate(config: RunConfig, target: str) -> tuple[RunConfig, list[str]]:
+    """For a target whose engine has no CUMULATE windows (Flink SQL's): the config its program runs instead, tumbling
+    windows of the size at the same offset (each cumulation's last, whole window), and the notes that say so."""
+    window = config.window
+    tumbling = replace(config, window=WindowSpec(WindowKind.TUMBLING, size=window.size, slide=window.size,
+                                                 offset=window.offset))
+    notes = [what_if_note(config, setting) for setting in what_if(config) if setting not in what_if(tumbling)]
+    notes.append(f"{target} has no CUMULATE windows (Flink SQL's {window}: [s, s + k × "
+                 f"{format_duration(window.slide)}) up to s + {format_duration(window.size)}); the program runs "
+                 f"{tumbling.window}, the last window of each cumulation, and emits none of the shorter ones")
+    return tumbling, notes
+
+
 def unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]:
     """Comments for what the target cannot say."""
     t, rules = config.time, derive(config)
-    notes = [f"what if: {setting} is not a setting of {config.preset}, the engine these settings model"
-             for setting in what_if(config)]
+    notes = [what_if_note(config, setting) for setting in what_if(config)]
     if "strategy" not in handled and rules.strategy_min:
         notes.append("MIN_EVENT_TIME (watermark = each batch's smallest event time) has no equivalent; "
                      "the snippet uses max seen − lag")

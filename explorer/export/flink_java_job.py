@@ -20,6 +20,7 @@ import json
 
 from explorer.config import RunConfig, WindowKind
 from explorer.export.common import ExportSource, java_duration, watermark_lag
+from explorer.export.flink_cumulate import JAVA_CUMULATIVE_ASSIGNER, JAVA_CUMULATIVE_IMPORTS
 from explorer.export.flink_job import describe_cadence, flink_notes, flink_settings
 from explorer.export.flink_watermarks import ARRIVAL_TICKS_JAVA, JAVA_IMPORTS
 from explorer.export.java_reading import JAVA_READING
@@ -54,7 +55,10 @@ def flink_java_job(config: RunConfig, source: ExportSource) -> str:
     assigner = {WindowKind.TUMBLING: f"TumblingEventTimeWindows.of({java_duration(window.size)}{offset})",
                 WindowKind.SLIDING: f"SlidingEventTimeWindows.of({java_duration(window.size)}, "
                                     f"{java_duration(window.slide)}{offset})",
-                WindowKind.SESSION: f"EventTimeSessionWindows.withGap({java_duration(window.gap)})"}[window.kind]
+                WindowKind.SESSION: f"EventTimeSessionWindows.withGap({java_duration(window.gap)})",
+                WindowKind.CUMULATE: f"CumulativeEventTimeWindows.of({java_duration(window.size)}, "
+                                     f"{java_duration(window.slide)}, {java_duration(window.offset)})"}[window.kind]
+    cumulate = window.kind is WindowKind.CUMULATE
     settings = flink_settings(config, source)
     constants = "\n".join(f"    static final {_java_type(name, value)} {name} = {_literal(value)};"
                           for name, value in settings.items())
@@ -77,9 +81,13 @@ def flink_java_job(config: RunConfig, source: ExportSource) -> str:
     header.append(f"// cadence: {describe_cadence(config)}")
     header.append(f"// watermark: forBoundedOutOfOrderness({format_duration(lag)}); window: {window}; allowedLateness "
                   f"{format_duration(allowed)}; late events to the side output 'late'")
+    if cumulate:
+        deploy.append(" *   (CumulativeEventTimeWindows: the class below, Flink SQL's CUMULATE windows for the DataStream API)")
     body = (_PROGRAM.replace("{CONSTANTS}", constants).replace("{ASSIGNER}", assigner)
             .replace("{DEPLOY}", "\n".join(deploy)).replace("{TICKS}", ARRIVAL_TICKS_JAVA)
-            .replace("{IMPORTS}", JAVA_IMPORTS).replace("{READING}", JAVA_READING))
+            .replace("{CUMULATE}", JAVA_CUMULATIVE_ASSIGNER if cumulate else "")
+            .replace("{IMPORTS}", JAVA_IMPORTS + (JAVA_CUMULATIVE_IMPORTS if cumulate else ""))
+            .replace("{READING}", JAVA_READING))
     return "\n".join(header) + "\n" + body
 
 
@@ -157,7 +165,7 @@ public class Job {
                         + String.join(", ", ids) + "]}");
         }
     }
-{TICKS}
+{CUMULATE}{TICKS}
     static String quote(String s) {
         StringBuilder b = new StringBuilder("\"");
         for (char c : s.toCharArray()) {

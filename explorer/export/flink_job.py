@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from explorer.config import BatchKind, RunConfig, Scope, WindowKind
 from explorer.export.common import MS, ExportSource, unsupported, watermark_lag
+from explorer.export.flink_cumulate import PYTHON_CUMULATIVE_ASSIGNER, PYTHON_CUMULATIVE_IMPORTS
 from explorer.export.flink_watermarks import HELPER
 from explorer.export.replay import program_head, source_settings
 from explorer.timeutil import format_duration
@@ -73,7 +74,8 @@ def whole_ms(config: RunConfig) -> str | None:
     """A reason Flink's millisecond clock cannot run ``config`` as predicted, or None."""
     window, time = config.window, config.time
     spans = {"the window": window.gap if window.kind is WindowKind.SESSION else window.size,
-             "the slide": window.slide if window.kind is WindowKind.SLIDING else 0, "the window offset": window.offset,
+             "the slide": window.slide if window.kind in (WindowKind.SLIDING, WindowKind.CUMULATE) else 0,
+             "the window offset": window.offset,
              "the watermark's lag": watermark_lag(config), "the allowed lateness": time.allowed_lateness,
              "the idle timeout": time.source_idle_timeout or 0}
     for name, micros in spans.items():
@@ -117,13 +119,18 @@ def pyflink_job(config: RunConfig, source: ExportSource) -> str:
                                       "Time.milliseconds(OFFSET_MS))",
                 WindowKind.SLIDING: "SlidingEventTimeWindows.of(Time.milliseconds(SIZE_MS), Time.milliseconds(SLIDE_MS), "
                                     "Time.milliseconds(OFFSET_MS))",
-                WindowKind.SESSION: "EventTimeSessionWindows.with_gap(Time.milliseconds(GAP_MS))"}[window.kind]
+                WindowKind.SESSION: "EventTimeSessionWindows.with_gap(Time.milliseconds(GAP_MS))",
+                WindowKind.CUMULATE: "CumulativeEventTimeWindows.of(Time.milliseconds(SIZE_MS), "
+                                     "Time.milliseconds(SLIDE_MS), Time.milliseconds(OFFSET_MS))"}[window.kind]
+    cumulate = window.kind is WindowKind.CUMULATE
     lag, allowed = watermark_lag(config), config.time.allowed_lateness
     header = [f"# NOTE: {n}" for n in flink_notes(config, "PyFlink")]
     header.append(f"# cadence: {describe_cadence(config)}")
     header.append(f"# watermark: for_bounded_out_of_orderness({format_duration(lag)}); window: {window}; "
                   f"allowed_lateness {format_duration(allowed)}; late events to the side output 'late'")
     body = (_PROGRAM.replace("{ASSIGNER}", assigner).replace("{JAVA}", HELPER)
+            .replace("{CUMULATE_IMPORTS}", PYTHON_CUMULATIVE_IMPORTS if cumulate else "")
+            .replace("{CUMULATE}", PYTHON_CUMULATIVE_ASSIGNER if cumulate else "")
             .replace("{SETTINGS}", program_head(flink_settings(config, source))))
     return "\n".join(header) + "\n" + body
 
@@ -166,7 +173,7 @@ from pyflink.datastream import OutputTag, StreamExecutionEnvironment
 from pyflink.datastream.data_stream import DataStream
 from pyflink.datastream.functions import ProcessWindowFunction
 from pyflink.datastream.window import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
-from pyflink.java_gateway import get_gateway
+{CUMULATE_IMPORTS}from pyflink.java_gateway import get_gateway
 
 {SETTINGS}
 JAVA = r"""{JAVA}"""
@@ -215,7 +222,7 @@ def replay_rows(frame):
 def row_type():
     """Built afresh for each use: a type object a stream has used holds JVM handles an OutputTag cannot pickle."""
     return Types.TUPLE([Types.STRING(), Types.STRING(), Types.LONG(), Types.STRING(), Types.BOOLEAN()])
-
+{CUMULATE}
 
 class Contents(ProcessWindowFunction):
     """A firing: the window and the ids in it (a late re-firing carries the whole window)."""

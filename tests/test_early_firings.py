@@ -126,3 +126,12 @@ def test_exports_say_early_firings_in_beams_words_and_note_them_elsewhere():
     assert "early firings" not in export(config.with_time(early_firings=None), "beam-java")
     flink = export(replace(preset("flink", early_firings=10 * S), window=WindowSpec.parse("tumbling:10")), "flink-java")
     assert "what if: --early-firings 10s" in flink and "(Beam's withEarlyFirings) have no equivalent in Flink" in flink
+
+
+def test_the_latency_cards_explain_only_first_emissions_not_early_panes():
+    """Early panes come before their window's end (a negative event-time latency), but the latency cards count the
+    on-time pane, as without them: their note must not give early firings as a reason."""
+    from explorer.ui.cards import early_because
+    result = run(generate("textbook", events=300), _config("tumbling:10", Panes.ACCUMULATING, 2))
+    assert (pd.to_numeric(result.windows["latency_event"])[result.windows["reason"] == "EARLY"] < 0).any()
+    assert "early firings" not in early_because(result.windows)

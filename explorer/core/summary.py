@@ -25,7 +25,7 @@ def summarize(counts: dict[str, int], admitted: int, refused: int, windows: pd.D
     def reason_is(*reasons: str) -> npt.NDArray[np.bool_]:
         return np.isin(codes, [code[r] for r in reasons if r in code])
 
-    revision = _after_early(windows, reason_is(Reason.EARLY.value))
+    revision = after_early(windows, reason_is(Reason.EARLY.value))
     first = (revision == 1) & reason_is(*FIRST_EMISSIONS)
     # events in windows first emitted only at the end of input (a window's count there is all its events)
     at_end = reason_is(Reason.END_OF_STREAM.value) & (revision == 1)
@@ -51,9 +51,10 @@ def summarize(counts: dict[str, int], admitted: int, refused: int, windows: pd.D
     )
 
 
-def _after_early(windows: pd.DataFrame, early: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+def after_early(windows: pd.DataFrame, early: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
     """Each row's revision counting only the window's panes after its early ones (Beam's early firings): the on-time
-    pane is the window's first emission, as without them, so the counts and latencies keep their meaning."""
+    pane is the window's first emission, as without them, so the counts and latencies keep their meaning (an early
+    pane's is 0 or less). ``early``: which rows are EARLY."""
     revision = windows["revision"].to_numpy()
     if not early.any():
         return revision

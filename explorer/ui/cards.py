@@ -12,6 +12,7 @@ import pandas as pd
 
 from explorer.config import BatchSpec, RunConfig, emission, what_if
 from explorer.core.result import Metrics, Reason
+from explorer.core.summary import after_early
 from explorer.timeutil import MICROS
 from explorer.ui.words import duration
 
@@ -32,7 +33,9 @@ def early_because(windows: pd.DataFrame | None) -> str:
     if windows is None or windows.empty:
         return ""
     latency = pd.to_numeric(windows["latency_event"], errors="coerce")
-    early = windows[(windows["revision"] == 1) & (latency < 0)]
+    # a window's first emission after its early panes (Beam's early firings), as the latency cards count it
+    revision = after_early(windows, windows["reason"].to_numpy(dtype=object) == Reason.EARLY.value)
+    early = windows[(revision == 1) & (latency < 0)]
     reasons = early["reason"].astype(str).value_counts().index
     return "; ".join(EARLY.get(r, f"emitted by {r.lower().replace('_', ' ')} before its end") for r in reasons)
 

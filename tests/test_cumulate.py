@@ -138,3 +138,12 @@ def test_real_flink_fires_the_cumulate_windows_the_prediction_names(engine, tmp_
     assert partly and set(prediction.events["id"].iloc[sorted(partly)]) <= taken_by_engine
     sliding = run(stream, replace(config, window=WindowSpec.parse("sliding:20:5+2")))
     assert not held_against(verdict, sliding).identical
+
+
+def test_sparks_own_query_refuses_cumulate_windows_in_one_line():
+    """--engine spark-native runs Spark's own window(): it would run sliding windows of the size and step instead."""
+    from explorer.spark.native_result import native_query
+
+    with pytest.raises(InputError, match=r"^--engine spark-native: Spark has no CUMULATE windows"):
+        native_query(replace(preset("spark"), window=WindowSpec.parse("cumulate:20s:5s")))
+    assert native_query(replace(preset("spark"), window=WindowSpec.parse("sliding:20s:5s")))

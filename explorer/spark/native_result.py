@@ -85,6 +85,9 @@ def native_query(config: RunConfig) -> NativeQuery:
         raise InputError(f"--engine spark-native: Spark's watermark is global, or per input with "
                          f"multipleWatermarkPolicy (--scope partition-min / partition-max), not --scope "
                          f"{config.time.scope.value}")
+    if config.window.kind is WindowKind.CUMULATE:
+        raise InputError("--engine spark-native: Spark has no CUMULATE windows (Flink SQL's); use --engine spark to run "
+                         "them on Spark")
     update = config.time.emit is Emit.ON_BATCH
     if update and config.window.kind is WindowKind.SESSION:
         raise InputError("--engine spark-native: Spark refuses update output mode with session windows (\"Update "

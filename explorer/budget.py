@@ -28,9 +28,11 @@ SPARK_SESSION_BYTES = 1024**3  # a local SparkSession, JVM and Python workers, p
 
 
 def windows_per_event(config: RunConfig) -> int:
-    """How many windows each event is assigned to (and so held in): size / slide for sliding windows."""
+    """How many windows each event is assigned to (and so held in): size / slide for sliding windows; for cumulate
+    windows, size / step at most (an event early in its cumulation is in every one), which the compiled kernel's
+    table of (event, window) pairs holds for each."""
     window = config.window
-    return -(-window.size // window.slide) if window.kind is WindowKind.SLIDING else 1
+    return -(-window.size // window.slide) if window.kind in (WindowKind.SLIDING, WindowKind.CUMULATE) else 1
 
 
 def run_bytes(events: int, config: RunConfig) -> int:

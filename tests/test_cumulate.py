@@ -147,3 +147,10 @@ def test_sparks_own_query_refuses_cumulate_windows_in_one_line():
     with pytest.raises(InputError, match=r"^--engine spark-native: Spark has no CUMULATE windows"):
         native_query(replace(preset("spark"), window=WindowSpec.parse("cumulate:20s:5s")))
     assert native_query(replace(preset("spark"), window=WindowSpec.parse("sliding:20s:5s")))
+
+
+def test_the_memory_budget_counts_every_window_of_a_cumulation():
+    from explorer.budget import windows_per_event
+
+    assert windows_per_event(replace(preset("flink"), window=WindowSpec.parse("cumulate:1h:15m"))) == 4
+    assert windows_per_event(replace(preset("flink"), window=WindowSpec.parse("tumbling:1h"))) == 1

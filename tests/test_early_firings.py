@@ -66,10 +66,10 @@ def test_early_panes_change_no_decision_and_come_before_the_on_time_pane(window,
 
 
 def test_a_timer_due_when_an_element_arrives_fires_first():
-    """T = 2 s: a's pane (arrival 1 s) fires at 3 s; b arriving at exactly 3 s opens the next pane (Beam's tester
-    advances the clock, firing the timers due, before it injects the element); c at 4.999 s joins b's pane, which
-    fires at 5 s; the watermark passes the end at 6 s: the ON_TIME pane. One µs more of delay and b joins a's pane,
-    and c's timer is due after the ON_TIME pane."""
+    """T = 2 s: a's pane (arrival 1 s) fires at 3 s; b arriving at exactly 3 s opens the next pane (Beam's Python
+    runner fires a timer once its clock is at it, before the element it moved for; its Java runners only past it);
+    c at 4.999 s joins b's pane, which fires at 5 s; the watermark passes the end at 6 s: the ON_TIME pane. One µs
+    more of delay and b joins a's pane, and c's timer is due after the ON_TIME pane."""
     frame = pd.DataFrame({"id": ["a", "b", "c", "z"], "key": "k", "event_time": [1.0, 2.0, 3.0, 20.0],
                           "arrival_time": [1.0, 3.0, 4.999, 6.0]})
     stream = stream_from_frame(frame)

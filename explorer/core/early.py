@@ -11,10 +11,13 @@ Beam's rule (Java's ``AfterWatermarkStateMachine`` / ``AfterProcessingTimeStateM
 ``trigger.AfterWatermark`` / ``AfterProcessingTime`` alike): a pane's first element, processed at p, sets a
 processing-time timer at p + T; when the clock reaches it, the window fires an EARLY pane with what it holds, and
 the next element starts a new pane. Once the watermark has fired the window (its on-time pane), the early
-sub-trigger is done. Ties: the clock reaches p + T before an element arriving exactly then is processed (a test
-stream advances processing time, fires the timers due, then adds the element), so that element and the on-time
-firing it may cause come after the early pane. The clock moves only with arrivals: a timer due after the last
-arrival never fires (the input ends and the watermark goes to infinity first).
+sub-trigger is done. Ties, as Beam's Python runner decides them (run here): a timer fires once the clock is at or
+past it (``InMemoryUnmergedState.get_timers``: ``timestamp <= processing_time``), before the element the clock moved
+for, so an element arriving exactly at p + T, and the on-time firing it may cause, come after the early pane.
+Beam's Java runners fire it only once the clock is strictly past p + T (``InMemoryTimerInternals.removeNextTimer``
+and ``AfterDelayFromFirstElementStateMachine.shouldFire``: ``isAfter``), so there that element still joins the
+pane: the one place the two differ, by one tick of the clock (1 ms in Java). The clock moves only with arrivals: a
+timer due after the last arrival never fires (the input ends and the watermark goes to infinity first).
 
 The on-time pane is emitted even when no element arrived since the last early pane (Beam's default
 ``OnTimeBehavior.FIRE_ALWAYS``; the Python runner emits it too): with discarding panes it carries nothing then.

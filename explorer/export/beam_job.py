@@ -27,10 +27,11 @@ processing clock follows the arrival times (``advance_processing_time``): it is 
 the event when the event opens a pane (its timer is due T later) or a timer is due by then, the watermark given
 first. Two rules of the Python runner shape it. Its processing-time timers are float seconds, so the clock runs
 15,625 µs (1/64 s) per µs of arrival time, where every value is exact and a timer due when an element arrives fires
-before it, as in Beam's Java tester. And ``GeneralTriggerDriver.process_timer`` passes a processing-time timer's
-timestamp to ``AfterWatermark.should_fire`` as the watermark: a timer due at or after a window's end, in the same
-numbers, fires its on-time pane instead, timed LATE, and no ON_TIME pane follows. So every event time (and the
-watermark) is moved by whole window periods past the last timer, and the panes are written back in the file's times.
+before it (the runner fires a timer once the clock is at or past it). And ``GeneralTriggerDriver.process_timer``
+passes a processing-time timer's timestamp to ``AfterWatermark.should_fire`` as the watermark: a timer due at or
+after a window's end, in the same numbers, fires its on-time pane instead, timed LATE, and no ON_TIME pane follows.
+So every event time (and the watermark) is moved by whole window periods past the last timer, and the panes are
+written back in the file's times.
 
 Output contract (docs/export.md): ``python job.py EVENTS OUTDIR`` (in a venv with apache-beam 2.77.0 and pandas)
 writes ``OUTDIR/emissions.jsonl`` (``key``, ``window_start``, ``window_end`` in µs, ``ids``, ``seq``: the order the

@@ -129,7 +129,10 @@ PRESETS: dict[str, Preset] = {
         "elements, each of which fires a late pane with the whole window (accumulating); an element is dropped "
         "from a window only once the watermark is past its end + allowed lateness (at exactly that point, even with "
         "no allowed lateness, it still fires a late pane), and counts as dropped only when every window of it "
-        "dropped it. Sessions [t, t + gap) merge only when they overlap.",
+        "dropped it. Sessions [t, t + gap) merge only when they overlap. With --early-firings T "
+        "(withEarlyFirings(AfterProcessingTime.pastFirstElementInPane().plusDelayOf(T))), a pane's first element "
+        "arriving at p fires an EARLY pane at p + T (processing time: the arrival clock) while the watermark has not "
+        "fired the window; tumbling and sliding windows.",
         TimeConfig(strategy=Strategy.BOUNDED, scope=Scope.PARTITION_MIN, late_policy=LatePolicy.DROP,
                    refused_when=RefusedWhen.EVERY_WINDOW, late_kept_at_horizon=True, session_merge_overlap_only=True),
         delay_field="bound",

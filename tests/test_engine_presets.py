@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from explorer.config import BatchKind, BatchSpec, Emit, Panes, WindowSpec, preset, what_if
 from explorer.core import run
 from explorer.core.engine import Engine
-from explorer.core.assemble import batch_rows
+from explorer.core.assemble import batch_rows, run_reference
 from explorer.streams import stream_from_frame
 
 from conftest import make_config
@@ -252,6 +252,24 @@ def test_flink_with_idleness_lets_a_silent_partition_leave_the_min():
     assert (first.emit_time, first.watermark, first.effective_watermark) == (11.2 * S, 11 * S, 10 * S)
     trace = idle.watermarks[idle.watermarks["scope"] == "*"]["watermark"].dropna().tolist()
     assert trace == sorted(trace)  # the merged watermark never goes back
+
+
+@pytest.mark.parametrize("engine", [run, run_reference], ids=["compiled", "reference"])
+def test_a_partition_going_idle_between_batches_shows_in_the_trace_where_it_fires(engine):
+    """P's events run 10 s ahead of their arrival; Q sends once at 1 s. At the silent 6.6 s emit (no record since
+    6.0 s) Q goes idle, the merge jumps to P's 16 s − L and [0, 10 s) fires there: the trace has the merged
+    watermark's move at that emit, so the chart shows the watermark that fired it (before, the move showed only
+    at the next commit, 7.2 s)."""
+    times = [float(t) for t in range(0, 40)]
+    frame = pd.DataFrame({"id": [f"p{t:g}" for t in times] + ["q1"], "partition": ["P"] * len(times) + ["Q"],
+                          "event_time": [t + 10 for t in times] + [1.0], "arrival_time": times + [1.0]})
+    result = engine(stream_from_frame(frame),
+                    make_config({"preset": "flink", "delay": 1}).with_time(source_idle_timeout=5 * S))
+    first = result.windows.iloc[0]
+    assert (first.start, first.end, first.emit_time, first.reason) == (0, 10 * S, 6.6 * S, "WATERMARK")
+    merged = result.watermarks[result.watermarks["scope"] == "*"]
+    at = merged[merged["time"] == first.emit_time]
+    assert at[["watermark", "effective", "at"]].values.tolist() == [[16 * S, 15 * S, "idle check"]]
 
 
 def test_kafka_streams_stream_time_is_each_partitions_own():

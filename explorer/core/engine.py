@@ -222,9 +222,13 @@ class Engine:
 
     def silent_checks(self, until: int) -> None:
         """withIdleness's periodic emits in the silent intervals before the next batch: a partition going idle there
-        moves the merged watermark before the batch's records meet it."""
+        moves the merged watermark before the batch's records meet it, and the trace shows the move there (the
+        windows it fires are stamped with that emit's time)."""
         while self.merge and (tick := self.merge.next_silent_check(until)) is not None:
+            before = self.merge.mark()
             self.merge.check(tick)
+            if self.merge.mark() != before:
+                self.record_trace((), tick, "idle check")
             groups = list(self.store.fire_heap)
             self.fire_ready(tick, groups)
             self.purge(groups)

@@ -57,7 +57,8 @@ class Emission:
 
 @dataclass(frozen=True, slots=True)
 class TracePoint:
-    """A watermark after a commit, heartbeat or no-data batch (a row of ``Result.watermarks``)."""
+    """A watermark after a commit, heartbeat, no-data batch or idle check (withIdleness's periodic emit between
+    batches, where it moved the merge) (a row of ``Result.watermarks``)."""
 
     batch: int
     time: int

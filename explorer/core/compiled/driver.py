@@ -11,7 +11,7 @@ from numba import njit
 
 from explorer.core.compiled.firing import (check_idle, emit, event_clock_passes, fire, fire_ready, heartbeats, heartbeats_matter,
                                            purge, record_trace, reschedule_due, touch_key)
-from explorer.core.compiled.layout import (KIND_COMMIT, KIND_NO_DATA, NONE, NO_SCRIPTED, REASON_END_OF_STREAM,
+from explorer.core.compiled.layout import (KIND_COMMIT, KIND_IDLE_CHECK, KIND_NO_DATA, NONE, NO_SCRIPTED, REASON_END_OF_STREAM,
                                            REASON_LATE_UPDATE, REASON_UPDATE, REASON_WATERMARK, SC_ALIVE, SC_BATCH,
                                            SC_CLOCK, SC_DIRTY, SC_GLOBAL_MAX, SC_MAX_OPEN, SC_NOW, SC_PENDING,
                                            SC_TOUCHED_GROUPS, SC_TOUCHED_SOURCES, SC_WINDOWS, STATUS_LATE_UPDATED,
@@ -106,7 +106,10 @@ def _silent_checks(st: State, until: int) -> None:
         tick = next_silent_check(st, until)
         if tick == NONE:
             return
+        before = group_raw(st, 0)
         check_partitions(st, tick)
+        if group_raw(st, 0) != before:
+            record_trace(st, 0, tick, KIND_IDLE_CHECK)
         fire_ready(st, 0, tick)
         purge(st, 0)
 

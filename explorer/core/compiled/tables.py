@@ -23,7 +23,7 @@ REASONS = np.array([Reason.WATERMARK.value, Reason.IDLE_TIMEOUT.value, Reason.LA
                     Reason.END_OF_STREAM.value, Reason.UPDATE.value, Reason.TOMBSTONE.value],
                    dtype=object)  # by layout.REASON_*
 REASON_RANK = np.array([REASON_ORDER[reason] for reason in REASONS])
-TRACE_KINDS = np.array(["commit", "heartbeat", "no-data batch"], dtype=object)
+TRACE_KINDS = np.array(["commit", "heartbeat", "no-data batch", "idle check"], dtype=object)
 
 
 def _optional(values: npt.NDArray[np.int64], missing: npt.NDArray[np.bool_] | None = None,

@@ -263,10 +263,8 @@ class TimeConfig:
     # its end fires there and then, once per element, even when several arrive between two watermarks. Others
     # (Beam, per bundle; VoltSP, per batch) re-emit a window once when the batch that touched it commits.
     late_fires_per_element: bool = False
-    # Flink's withIdleness (WatermarksWithIdleness' IdlenessTimer), decided at the periodic emits only: the first
-    # emit with no record since the last starts a partition's inactivity clock, an emit more than this later
-    # (processing time) marks it idle, out of the min/max merge until the emit after its next record; the merged
-    # watermark never goes back, and with every partition idle it is the highest mark (scope partition-min/max).
+    # Flink's withIdleness, at periodic emits only: idle at an emit more than this after the first with no record,
+    # back at the emit after its next; the merge never goes back, all idle take the highest (partition-min/max).
     source_idle_timeout: int | None = None
     # Spark keeps its watermark in milliseconds: the event times that move it are read as t / 1000 and the
     # withWatermark delay is whole ms, so on a µs stream the watermark is a whole ms. 1 µs: exact.

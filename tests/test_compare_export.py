@@ -105,7 +105,7 @@ def test_export_carries_window_delay_and_notes(target):
     config = replace(preset("voltsp", delay=7 * S, allowed_lateness=30 * S, idle_timeout=300 * S),
                      window=WindowSpec.parse("sliding:60:15"))
     text = export(config, target)
-    assert any(s in text for s in ("60", "1m", "ofMinutes(1)")) and "15" in text  # size and slide
+    assert any(s in text for s in ("60", "1m", "ofMinutes(1)", "standardMinutes(1)")) and "15" in text  # size and slide
     assert "7" in text  # the lateness bound
     if target not in ("voltsp-yaml", "voltsp-java"):
         assert "NOTE" in text and "per-key" in text or target == "bytewax"
@@ -208,9 +208,11 @@ def test_the_beam_snippets_say_the_panes_and_the_allowed_lateness():
     python, java = export(config, "beam-python"), export(config, "beam-java")
     assert "PANES = 'discarding'" in python and "ALLOWED_LATENESS_US = 30000000" in python  # tests/test_verify_beam.py
     assert "WINDOW_FN = window.SlidingWindows(us(60000000), us(10000000))" in python and "LAG_US = 2000000" in python
-    assert ".discardingFiredPanes()" in java and "SlidingWindows.of(Duration.ofMinutes(1))" in java
-    assert ".withAllowedLateness(Duration.ofSeconds(30))" in java
-    assert "CustomTimestampPolicyWithLimitedDelay<>(" in java and "Duration.ofSeconds(2), previous" in java
+    # Beam's Java SDK takes Joda durations (org.joda.time.Duration.standardSeconds), not java.time's ofSeconds
+    assert ".discardingFiredPanes()" in java and "SlidingWindows.of(Duration.standardMinutes(1))" in java
+    assert ".every(Duration.standardSeconds(10))" in java and ".withAllowedLateness(Duration.standardSeconds(30))" in java
+    assert "CustomTimestampPolicyWithLimitedDelay<>(" in java and "Duration.standardSeconds(2), previous" in java
+    assert "Duration.of" not in java
     assert "NOTE" not in python + java
     accumulating = export(replace(config, time=replace(config.time, panes=Panes.ACCUMULATING)), "beam-java")
     assert ".accumulatingFiredPanes()" in accumulating

@@ -122,7 +122,7 @@ def test_exports_say_early_firings_in_beams_words_and_note_them_elsewhere():
     config = _config("tumbling:10", Panes.ACCUMULATING, 10)
     java = export(config, "beam-java")
     assert ("AfterWatermark.pastEndOfWindow()\n            .withEarlyFirings(AfterProcessingTime.pastFirstElementInPane()"
-            ".plusDelayOf(Duration.ofSeconds(10)))") in java and "NOTE" not in java
+            ".plusDelayOf(Duration.standardSeconds(10)))") in java and "NOTE" not in java
     assert "early firings" not in export(config.with_time(early_firings=None), "beam-java")
     flink = export(replace(preset("flink", early_firings=10 * S), window=WindowSpec.parse("tumbling:10")), "flink-java")
     assert "what if: --early-firings 10s" in flink and "(Beam's withEarlyFirings) have no equivalent in Flink" in flink

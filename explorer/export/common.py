@@ -64,6 +64,17 @@ def java_duration(micros: int) -> str:
     return f"Duration.ofMillis({micros // MS})"
 
 
+def joda_duration(micros: int) -> str:
+    """A duration as Beam's Java SDK takes it: ``org.joda.time.Duration`` (its windows, triggers, allowed lateness
+    and KafkaIO's timestamp policy), whose factories are not java.time's (``standardSeconds``, not ``ofSeconds``)."""
+    if micros == 0:
+        return "Duration.ZERO"
+    for unit, name in ((3600 * 10**6, "standardHours"), (60 * 10**6, "standardMinutes"), (10**6, "standardSeconds")):
+        if micros % unit == 0:
+            return f"Duration.{name}({micros // unit})"
+    return f"Duration.millis({micros // MS})"
+
+
 def spark_interval(micros: int) -> str:
     return f"{micros / 10**6:g} seconds"
 

@@ -10,8 +10,8 @@ from typing import Any
 import yaml
 
 from explorer.config import BatchKind, Emit, Panes, RunConfig, Scope, Strategy, TimeSource, WindowKind, time_config_to_voltsp
-from explorer.export.common import (DEFAULT_SOURCE, ExportSource, beam_window_fn, comment, java_duration, unsupported,
-                                    watermark_lag)
+from explorer.export.common import (DEFAULT_SOURCE, ExportSource, beam_window_fn, comment, java_duration, joda_duration,
+                                    unsupported, watermark_lag)
 from explorer.timeutil import format_duration
 
 def voltsp_yaml(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
@@ -79,12 +79,12 @@ def beam_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
     a late firing per late element (and with early firings, an early pane a processing-time delay after a pane's
     first element), the allowed lateness and the panes."""
     t = config.time
-    lag = java_duration(watermark_lag(config))
+    lag = joda_duration(watermark_lag(config))
     key = f"kv.getValue().{source.key}" if source.key else '"all"'
     panes = "accumulatingFiredPanes()" if t.panes is Panes.ACCUMULATING else "discardingFiredPanes()"
     sessions = config.window.kind is WindowKind.SESSION
     early = ("" if t.early_firings is None or sessions else "\n            .withEarlyFirings(AfterProcessingTime"
-             f".pastFirstElementInPane().plusDelayOf({java_duration(t.early_firings)}))\n            ")
+             f".pastFirstElementInPane().plusDelayOf({joda_duration(t.early_firings)}))\n            ")
     lines = ["PCollection<KV<String, Long>> counts = pipeline",
              "    .apply(KafkaIO.<String, Event>read()",
              "        .withBootstrapServers(servers).withTopic(\"events\")",
@@ -93,10 +93,10 @@ def beam_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
              f"            record -> new Instant(record.getKV().getValue().{source.event_time}), {lag}, previous))",
              "        .withoutMetadata())",
              f"    .apply(MapElements.into(TypeDescriptors.strings()).via(kv -> {key}))",
-             f"    .apply(Window.<String>into({beam_window_fn(config, java_duration)})",
+             f"    .apply(Window.<String>into({beam_window_fn(config, joda_duration)})",
              f"        .triggering(AfterWatermark.pastEndOfWindow(){early}"
              ".withLateFirings(AfterPane.elementCountAtLeast(1)))",
-             f"        .withAllowedLateness({java_duration(t.allowed_lateness)})",
+             f"        .withAllowedLateness({joda_duration(t.allowed_lateness)})",
              f"        .{panes})",
              "    .apply(Count.perElement());"]
     notes = unsupported(config, "Beam", {"allowed", "panes", "offset", "early"})

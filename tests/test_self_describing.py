@@ -271,3 +271,30 @@ def test_compare_json_in_micros_whatever_the_input(tmp_path, capsys):
     doc = json.loads(outputs[0])
     assert "µs since the Unix epoch" in doc["units"]["times"]
     assert all(isinstance(t, int) for d in doc["disagreements"] if d["kind"] == "window" for t in d["window"])
+
+
+def test_each_emission_says_its_pane_index_and_timing_in_the_json_and_in_windows_csv(tmp_path, capsys):
+    """Beam's PaneInfo for every row: pane_index = revision − 1; EARLY, ON_TIME or LATE by the reason (early
+    firings, watermark or end of input, a late element). Rows of update output are EARLY while the window is open
+    (the effective watermark before its end) and LATE once it has closed: the record cache flushes both kinds."""
+    beam = ["--synthetic", "mobile-bursts", "--seed", "3", "--window", "tumbling:10s", "--preset", "beam",
+            "--allowed-lateness", "20s", "--early-firings", "2s"]
+    assert main(["run", *beam, "--format", "json"]) == 0
+    windows = json.loads(capsys.readouterr().out)["windows"]
+    assert all(w["pane_index"] == w["revision"] - 1 for w in windows)
+    timing_of = {"EARLY": "EARLY", "WATERMARK": "ON_TIME", "END_OF_STREAM": "ON_TIME", "LATE_UPDATE": "LATE"}
+    assert all(w["pane_timing"] == timing_of[w["reason"]] for w in windows)
+    assert {w["pane_timing"] for w in windows} == {"EARLY", "ON_TIME", "LATE"}
+
+    cached = ["--synthetic", "mobile-bursts", "--seed", "3", "--window", "tumbling:10s", "--preset", "kafka-streams",
+              "--delay", "20s"]
+    assert main(["run", *cached, "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["windows"]
+    assert {w["pane_timing"] == ("LATE" if w["effective_watermark"] >= w["end"] else "EARLY") for w in rows} == {True}
+    assert {w["pane_timing"] for w in rows} == {"EARLY", "LATE"}
+    assert main(["run", *cached, "--out", str(tmp_path)]) == 0
+    table = pd.read_csv(tmp_path / "windows.csv")
+    columns = list(table.columns)
+    assert columns[columns.index("revision") + 1:columns.index("revision") + 3] == ["pane_index", "pane_timing"]
+    assert table["pane_timing"].tolist() == [w["pane_timing"] for w in rows]
+    assert table["pane_index"].tolist() == [w["pane_index"] for w in rows]

@@ -32,7 +32,7 @@ from explorer.cli.text import print_comparison, print_frontier, print_run_table,
 from explorer.compare import compare, side_config
 from explorer.config import TIME_FIELDS, BatchSpec, RunConfig, WindowSpec
 from explorer.core import Result, run
-from explorer.core.result import json_units
+from explorer.core.result import json_units, pane_columns
 from explorer.errors import EXIT_STATUS, ExplorerError, InputError, Interrupted, exit_status
 from explorer.export import ExportSource, export
 from explorer.metrics import curve, default_delays, format_curve_table, frontier, tune
@@ -281,14 +281,18 @@ IDS_PER_WRITE = 1_000_000
 
 
 def _write_windows(windows: pd.DataFrame, path: Path) -> None:
-    """windows.csv, each emission's ids as a JSON list, written a slice at a time: with allowed lateness a
-    window re-fired by each of 20,000 late events lists 2·10⁸ ids, text that must not be held at once."""
+    """windows.csv, each emission's ids as a JSON list and its pane (index and timing), written a slice at a time:
+    with allowed lateness a window re-fired by each of 20,000 late events lists 2·10⁸ ids, text that must not be
+    held at once."""
     listed = np.cumsum(windows["ids"].map(len).to_numpy()) // IDS_PER_WRITE
     bounds = np.flatnonzero(np.diff(listed)) + 1
     with path.open("w", newline="", encoding="utf-8", errors="backslashreplace") as handle:
         for i, (a, b) in enumerate(zip(np.r_[0, bounds], np.r_[bounds, len(windows)])):
             part = windows.iloc[a:b].copy()
             part["ids"] = part["ids"].map(lambda ids: json.dumps(list(ids)))
+            beside = list(part.columns).index("revision") + 1  # the pane beside the revision, as in the JSON
+            for at, (name, column) in enumerate(pane_columns(part).items(), beside):
+                part.insert(at, name, column)
             part.to_csv(handle, index=False, header=i == 0)
 
 

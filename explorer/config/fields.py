@@ -152,8 +152,8 @@ TIME_FIELDS: tuple[TimeField, ...] = (
               "Flink's EventTimeTrigger", bool, "lateFiresPerElement"),
     TimeField("source_idle_timeout", "source_idle_timeout", "Flink's withIdleness: a partition with no record "
               "for more than this, counted from the first periodic emit without one, leaves the partition-min/max "
-              "merge at an emit until the emit after its next record (off: never)", yaml="sourceIdleTimeout", control="source_idle",
-              optional=True, positive=True),
+              "merge at an emit until the emit after its next record (off: never)", yaml="sourceIdleTimeout",
+              control="source_idle", optional=True, positive=True),
     TimeField("watermark_unit", "watermark_unit", "the watermark is kept in whole units of this: the event times "
               "that move it and the delay are truncated toward zero to it (Spark: 1ms; default 1us, exact)",
               yaml="watermarkUnit", positive=True),

@@ -59,7 +59,28 @@ REASON_ORDER = {"EARLY": -3, "TOMBSTONE": -2, "UPDATE": -1, "LATE_UPDATE": 0, "W
 def pane_timing(reason: str) -> str:
     """A row's pane timing in Beam's words (PaneInfo.Timing): an early pane is EARLY, a late element's re-firing
     LATE, a window's firing by watermark (or at the end of input, or an idle timeout) ON_TIME."""
-    return {Reason.EARLY.value: "EARLY", Reason.LATE_UPDATE.value: "LATE"}.get(reason, "ON_TIME")
+    return PANE_TIMINGS.get(reason, "ON_TIME")
+
+
+PANE_TIMINGS = {Reason.EARLY.value: "EARLY", Reason.LATE_UPDATE.value: "LATE"}  # every other reason: ON_TIME
+
+
+def pane_columns(windows: pd.DataFrame) -> pd.DataFrame:
+    """Each emission as one of Beam's panes (PaneInfo): ``pane_index`` from 0 (``revision`` − 1) and
+    ``pane_timing``. Rows of emit on-update or on-batch (UPDATE, TOMBSTONE) are EARLY while the effective
+    watermark at their emission is before the window's end, LATE after it; every other reason as
+    :func:`pane_timing` says."""
+    reason = windows["reason"].to_numpy(dtype=object)
+    timing = np.full(len(reason), "ON_TIME", dtype=object)
+    for named, name in PANE_TIMINGS.items():
+        timing[reason == named] = name
+    update = np.isin(reason, [Reason.UPDATE.value, Reason.TOMBSTONE.value])
+    if update.any():
+        effective = windows["effective_watermark"].to_numpy(dtype="float64", na_value=np.nan)
+        passed = effective >= windows["end"].to_numpy()  # (no watermark yet: NaN, not passed)
+        timing[update] = np.where(passed[update], "LATE", "EARLY")
+    return pd.DataFrame({"pane_index": windows["revision"].to_numpy() - 1, "pane_timing": timing},
+                        index=windows.index)
 
 
 def canonical_order(windows: pd.DataFrame) -> pd.DataFrame:
@@ -258,13 +279,15 @@ class Result:
         yield "engine", self.engine
         yield "units", json_units(absolute)
         yield "config", describe(self.config)
+        panes = pane_columns(self.windows)
         yield "windows", (
             at({"key": w.key}, start=w.start, end=w.end) | {"count": int(w.count), "ids": list(w.ids),
                                                             "emit_batch": int(w.emit_batch)}
             | at({}, emit_time=w.emit_time, watermark=w.watermark, effective_watermark=w.effective_watermark)
-            | {"reason": w.reason, "revision": int(w.revision), "latency_event": _micros(w.latency_event),
-               "latency_processing": _micros(w.latency_processing)}
-            for w in _rows(self.windows)
+            | {"reason": w.reason, "revision": int(w.revision), "pane_index": int(index), "pane_timing": timing,
+               "latency_event": _micros(w.latency_event), "latency_processing": _micros(w.latency_processing)}
+            for w, index, timing in zip(_rows(self.windows), panes["pane_index"].tolist(),
+                                        panes["pane_timing"].tolist())
         )
         yield "events", (
             {"id": e.id, "key": e.key, "status": e.status, "batch": int(e.batch),

@@ -101,6 +101,10 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bo
     # Beam's early firings: emit on-close, tumbling and sliding windows, no forgetting (the rest is refused)
     early = (draw(st.sampled_from([None, None, S, 3 * S]))
              if emit is Emit.ON_CLOSE and window.kind is not WindowKind.SESSION and not forget else None)
+    # Flink's ContinuousEventTimeTrigger: the same windows and emit, one trigger at a time
+    continuous = (draw(st.sampled_from([None, None, 2 * S, 7 * S]))
+                  if emit is Emit.ON_CLOSE and window.kind is not WindowKind.SESSION and not forget and early is None
+                  else None)
     time = TimeConfig(
         time_source=time_source,
         strategy=draw(st.sampled_from([s for s in Strategy if not (fast_only and s is Strategy.EVENT_CLOCK)
@@ -130,6 +134,7 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bo
         panes=draw(st.sampled_from(list(Panes))),
         commit_interval=draw(st.sampled_from([None, None, 3 * S])),  # emit on-batch: per batch, or per 3 s
         early_firings=early,
+        continuous_event_time=continuous,
     )
     return RunConfig(window=window, time=time, batches=draw(batch_specs(has_batch)), preset="custom")
 

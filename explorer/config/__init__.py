@@ -280,6 +280,8 @@ class TimeConfig:
     # fires an EARLY pane at p + T unless the watermark has fired the window by then. None: no early panes. Decides
     # nothing else (core/early.py adds the panes after any runner).
     early_firings: int | None = None
+    # Flink's ContinuousEventTimeTrigger.of(I): a window also fires at each multiple of I the watermark passes (core/continuous)
+    continuous_event_time: int | None = None
 
     def __post_init__(self) -> None:
         """Every value checked against TIME_FIELDS, whoever built the config (a flag, YAML, a control, code):
@@ -296,8 +298,6 @@ class TimeConfig:
     def follows_watermark_rows(self) -> bool:
         """The input's watermark rows are the watermark (the scripted strategy; processing time ignores it)."""
         return self.strategy is Strategy.SCRIPTED and self.time_source is TimeSource.EVENT
-
-
 
 
 class BatchKind(str, Enum):

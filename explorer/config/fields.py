@@ -174,6 +174,11 @@ TIME_FIELDS: tuple[TimeField, ...] = (
               "an EARLY pane at p + T, until the watermark fires the window (off: none; tumbling, sliding and cumulate "
               "windows, emit on-close)", yaml="earlyFirings", optional=True, positive=True,
               windows=("tumbling", "sliding", "cumulate")),
+    TimeField("continuous_event_time", "continuous_event_time", "Flink's ContinuousEventTimeTrigger.of(I): a window "
+              "also fires, keeping its contents, at each multiple of I of event time its watermark passes, from the "
+              "first after its first element's timestamp, whether or not elements arrived since, then at its end "
+              "(off: EventTimeTrigger; tumbling, sliding and cumulate windows, emit on-close)",
+              yaml="continuousEventTime", optional=True, positive=True, windows=("tumbling", "sliding", "cumulate")),
 )
 FIELD_BY_OPTION = {spec.option: spec for spec in TIME_FIELDS}
 

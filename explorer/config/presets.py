@@ -106,7 +106,7 @@ PRESETS: dict[str, Preset] = {
         batches=BatchSpec(BatchKind.INTERVAL, interval=200 * SECOND // 1000),
         allowed_lateness=True,
         settings=frozenset({"delay", "allowed_lateness", "late_policy", "source_idle_timeout", "time_source",
-                            "scope", WINDOW_OFFSET, WINDOW_CUMULATE}),
+                            "scope", "continuous_event_time", WINDOW_OFFSET, WINDOW_CUMULATE}),
     ),
     "bytewax": Preset(
         "bytewax",

@@ -10,6 +10,7 @@ from explorer.budget import check_run
 from explorer.config import RunConfig, Scope, TimeSource
 from explorer.core.assemble import run_reference
 from explorer.core.coalesce import coalesce, coalesced
+from explorer.core import continuous
 from explorer.core.early import add_early_panes, refusal
 from explorer.core.compiled import evaluate, evaluate_metrics
 from explorer.core.result import Metrics, Reason, Result, Stat, Status
@@ -28,14 +29,17 @@ def run(stream: Stream, config: RunConfig | None = None, engine: str = "compiled
     check_run(len(stream), config)
     check_inputs(stream, config)
     # on-batch: the kernel runs on-update, and its table is coalesced here (the reference does it in run_reference)
-    return add_early_panes(coalesce(evaluate(stream, config))) if engine == "compiled" else run_reference(stream, config)
+    if engine == "reference":
+        return run_reference(stream, config)
+    return continuous.add_continuous_panes(add_early_panes(coalesce(evaluate(stream, config))))
 
 
 def run_metrics(stream: Stream, config: RunConfig) -> Metrics:
     """Just the metrics (for sweeps): no per-event tables, no window contents."""
     check_inputs(stream, config)
-    if coalesced(config) or config.time.early_firings is not None:  # its metrics count the emissions added after
-        return add_early_panes(coalesce(evaluate(stream, config))).metrics
+    t = config.time
+    if coalesced(config) or t.early_firings is not None or t.continuous_event_time is not None:  # (emissions added after)
+        return continuous.add_continuous_panes(add_early_panes(coalesce(evaluate(stream, config)))).metrics
     return evaluate_metrics(stream, config)
 
 
@@ -48,7 +52,7 @@ def check_inputs(stream: Stream, config: RunConfig) -> None:
     if config.time.follows_watermark_rows and stream.watermarks.empty:
         raise InputError(f"{stream.name}: strategy scripted follows the input's watermark rows (column kind = "
                          "'watermark'), and it has none")
-    why = refusal(config)
+    why = refusal(config) or continuous.refusal(config)
     if why:
         raise InputError(why)
     time = config.time

@@ -63,6 +63,7 @@ def flink_java_job(config: RunConfig, source: ExportSource) -> str:
     constants = "\n".join(f"    static final {_java_type(name, value)} {name} = {_literal(value)};"
                           for name, value in settings.items())
     lag, allowed, idle = watermark_lag(config), config.time.allowed_lateness, config.time.source_idle_timeout
+    continuous = config.time.continuous_event_time
     deploy = [" *   WatermarkStrategy<Event> watermarks = WatermarkStrategy",
               f" *       .<Event>forBoundedOutOfOrderness({java_duration(lag)})",
               " *       .withTimestampAssigner((event, previous) -> event.timestamp)"]
@@ -72,6 +73,8 @@ def flink_java_job(config: RunConfig, source: ExportSource) -> str:
     deploy += [" *   env.fromSource(kafkaSource, watermarks, \"events\")  // a watermark per partition, merged by min",
                " *       .keyBy(event -> event.key)",
                f" *       .window({assigner})",
+               *([] if continuous is None else
+                 [f" *       .trigger(ContinuousEventTimeTrigger.of({java_duration(continuous)}))"]),
                f" *       .allowedLateness({java_duration(allowed)})",
                " *       .sideOutputLateData(late)",
                " *       .process(...);"]
@@ -83,7 +86,9 @@ def flink_java_job(config: RunConfig, source: ExportSource) -> str:
                   f"{format_duration(allowed)}; late events to the side output 'late'")
     if cumulate:
         deploy.append(" *   (CumulativeEventTimeWindows: the class below, Flink SQL's CUMULATE windows for the DataStream API)")
-    body = (_PROGRAM.replace("{CONSTANTS}", constants).replace("{ASSIGNER}", assigner)
+    trigger = ("" if continuous is None else
+               "\n            .trigger(ContinuousEventTimeTrigger.of(Duration.ofMillis(CONTINUOUS_MS)))")
+    body = (_PROGRAM.replace("{CONSTANTS}", constants).replace("{ASSIGNER}", assigner).replace("{TRIGGER}", trigger)
             .replace("{DEPLOY}", "\n".join(deploy)).replace("{TICKS}", ARRIVAL_TICKS_JAVA)
             .replace("{CUMULATE}", JAVA_CUMULATIVE_ASSIGNER if cumulate else "")
             .replace("{IMPORTS}", JAVA_IMPORTS + (JAVA_CUMULATIVE_IMPORTS if cumulate else ""))
@@ -128,6 +133,7 @@ import org.apache.flink.streaming.api.functions.windowing.ProcessWindowFunction;
 import org.apache.flink.streaming.api.windowing.assigners.EventTimeSessionWindows;
 import org.apache.flink.streaming.api.windowing.assigners.SlidingEventTimeWindows;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
+import org.apache.flink.streaming.api.windowing.triggers.ContinuousEventTimeTrigger;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.util.CloseableIterator;
 import org.apache.flink.util.Collector;
@@ -297,7 +303,7 @@ public class Job {
             .assignTimestampsAndWatermarks(new ArrivalTicks(BOUND_MS, partitions[0], IDLE_MS))
             .filter(row -> !row.f4)
             .keyBy(row -> row.f1, Types.STRING)
-            .window({ASSIGNER})
+            .window({ASSIGNER}){TRIGGER}
             .allowedLateness(Duration.ofMillis(ALLOWED_LATENESS_MS))
             .sideOutputLateData(late)
             .process(new Contents());

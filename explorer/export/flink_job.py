@@ -77,7 +77,8 @@ def whole_ms(config: RunConfig) -> str | None:
              "the slide": window.slide if window.kind in (WindowKind.SLIDING, WindowKind.CUMULATE) else 0,
              "the window offset": window.offset,
              "the watermark's lag": watermark_lag(config), "the allowed lateness": time.allowed_lateness,
-             "the idle timeout": time.source_idle_timeout or 0}
+             "the idle timeout": time.source_idle_timeout or 0,
+             "the continuous trigger's interval": time.continuous_event_time or 0}
     for name, micros in spans.items():
         if micros % MS:
             return f"{name} ({format_duration(micros)}) is not a whole number of ms; Flink's times are ms"
@@ -95,13 +96,14 @@ def flink_settings(config: RunConfig, source: ExportSource) -> dict[str, object]
         "WINDOW": window.kind.value, "SIZE_MS": window.size // MS, "SLIDE_MS": window.slide // MS,
         "GAP_MS": window.gap // MS, "OFFSET_MS": window.offset // MS,
         "IDLE_MS": -1 if config.time.source_idle_timeout is None else config.time.source_idle_timeout // MS,
+        "CONTINUOUS_MS": -1 if config.time.continuous_event_time is None else config.time.continuous_event_time // MS,
     } | cadence_settings(config)
 
 
 def flink_notes(config: RunConfig, target: str) -> list[str]:
     """What the program cannot carry as the config says it, in words (``export.common.unsupported``), and what it
     runs instead: Flink's default cadence, its one watermark per partition merged by min."""
-    notes = unsupported(config, target, {"allowed", "side_output", "per_element", "offset"})
+    notes = unsupported(config, target, {"allowed", "side_output", "per_element", "offset", "continuous"})
     if not replays_cadence(config):
         notes.append(f"the prediction's cadence ({config.batches or 'the file'}'s batches) is no Flink job's; the "
                      f"program emits a watermark per {format_duration(FLINK_INTERVAL)} of arrival time, Flink's "
@@ -128,7 +130,9 @@ def pyflink_job(config: RunConfig, source: ExportSource) -> str:
     header.append(f"# cadence: {describe_cadence(config)}")
     header.append(f"# watermark: for_bounded_out_of_orderness({format_duration(lag)}); window: {window}; "
                   f"allowed_lateness {format_duration(allowed)}; late events to the side output 'late'")
-    body = (_PROGRAM.replace("{ASSIGNER}", assigner).replace("{JAVA}", HELPER)
+    trigger = ("" if config.time.continuous_event_time is None else
+               "\n             .trigger(ContinuousEventTimeTrigger.of(Time.milliseconds(CONTINUOUS_MS)))")
+    body = (_PROGRAM.replace("{ASSIGNER}", assigner).replace("{JAVA}", HELPER).replace("{TRIGGER}", trigger)
             .replace("{CUMULATE_IMPORTS}", PYTHON_CUMULATIVE_IMPORTS if cumulate else "")
             .replace("{CUMULATE}", PYTHON_CUMULATIVE_ASSIGNER if cumulate else "")
             .replace("{SETTINGS}", program_head(flink_settings(config, source))))
@@ -172,7 +176,8 @@ from pyflink.common import Configuration, Time, Types, WatermarkStrategy
 from pyflink.datastream import OutputTag, StreamExecutionEnvironment
 from pyflink.datastream.data_stream import DataStream
 from pyflink.datastream.functions import ProcessWindowFunction
-from pyflink.datastream.window import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+from pyflink.datastream.window import (ContinuousEventTimeTrigger, EventTimeSessionWindows, SlidingEventTimeWindows,
+                                      TumblingEventTimeWindows)
 {CUMULATE_IMPORTS}from pyflink.java_gateway import get_gateway
 
 {SETTINGS}
@@ -261,7 +266,7 @@ def main(events, outdir):
     late = OutputTag("late", row_type())
     fired = (DataStream(replay.events(stamped._j_data_stream))
              .key_by(lambda e: e[1], key_type=Types.STRING())
-             .window({ASSIGNER})
+             .window({ASSIGNER}){TRIGGER}
              .allowed_lateness(ALLOWED_LATENESS_MS)
              .side_output_late_data(late)
              .process(Contents(), Types.STRING()))

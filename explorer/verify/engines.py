@@ -128,11 +128,11 @@ ENGINE_JOBS: dict[str, EngineJob] = {
                          session_end=lambda config, end: end - config.window.gap - 1),
     # Flink fires a window when the watermark passes it, again for each late element it keeps, and the rest when
     # the bounded input ends (the max watermark)
-    "flink": EngineJob("flink", "flink", pyflink_job, frozenset({Reason.WATERMARK.value, Reason.LATE_UPDATE.value,
-                                                                 Reason.END_OF_STREAM.value}),
+    "flink": EngineJob("flink", "flink", pyflink_job, frozenset({Reason.EARLY.value, Reason.WATERMARK.value,
+                                                                 Reason.LATE_UPDATE.value, Reason.END_OF_STREAM.value}),
                        venv="flink", refuses=True, cadence=_flink_cadence),
     # the same job on Flink's Java WindowOperator (PyFlink's .window() runs a Python port of it)
-    "flink-java": EngineJob("flink-java", "flink", flink_java_job, frozenset({Reason.WATERMARK.value,
+    "flink-java": EngineJob("flink-java", "flink", flink_java_job, frozenset({Reason.EARLY.value, Reason.WATERMARK.value,
                                                                               Reason.LATE_UPDATE.value,
                                                                               Reason.END_OF_STREAM.value}),
                             file_name="Job.java", refuses=True, cadence=_flink_cadence, launcher=_java_on_flink_jars),

@@ -1,0 +1,185 @@
+"""Flink's ``ContinuousEventTimeTrigger.of(interval)`` (``--continuous-event-time I``): a window fires at every
+interval of event time the watermark passes, then at its end, keeping its contents (accumulating).
+
+Like Beam's early firings (``core/early.py``), a periodic firing decides nothing: the trigger's ``onElement`` fires a
+passed window on each element exactly as ``EventTimeTrigger`` does, and its timer at the window's maxTimestamp fires
+the window as the watermark does. So every runner makes the table without them and :func:`add_continuous_panes` adds
+them, once, from the Result: the window's elements (batch by batch), its first emission (its firing at the end) and
+the watermark trace.
+
+Flink 2.3.0's rule (``javap -c`` on ``ContinuousEventTimeTrigger.class``): the window's first element that is not
+late (maxTimestamp > watermark), with timestamp t, holds a fire timestamp at min(t − t % I + I, maxTimestamp)
+and registers an event-time timer there; when that timer fires (``onEventTime``: time == the held one) the window
+fires and the next is held at min(time + I, maxTimestamp). So the boundaries are the multiples of I after the first
+element's t (later elements move nothing), and each fires **whether or not elements arrived since**: a watermark
+jump past several boundaries fires them all, in order, at that advance (the timer service pops every timer at or
+below the new watermark, those registered meanwhile too), repeating the same contents. A timer registered at or
+below the watermark fires at the next advance, and at the end of input (Flink's MAX_WATERMARK) every boundary left
+fires just before the window's last firing. A boundary at or after maxTimestamp is the window's own firing.
+
+Flink's timer at b fires when its watermark (max − L − 1 ms) reaches b; the effective watermark here is Flink's
++ 1 ms (the flink preset's arithmetic), so a boundary b fires once the effective watermark reaches b + 1 ms, and
+the window's end (maxTimestamp = end − 1 ms) as it does now. Each pane is an EARLY row (``result.pane_timing``);
+its index is its revision − 1.
+
+Sessions are refused: ``onMerge`` re-registers the merged window's held fire timestamp while the merged-away
+windows' timers stay registered (ContinuousEventTimeTriggerTest.testMergingWindows counts them), not one rule here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from explorer.config import MILLISECOND, Emit, Panes, RunConfig, WindowKind
+from explorer.core.result import WINDOW_COLUMNS, Reason, Result, canonical_order
+from explorer.core.rules import derive
+from explorer.core.summary import summarize
+from explorer.core.watermarks import GLOBAL
+from explorer.errors import InputError
+
+TICK = MILLISECOND  # a window's end − Flink's maxTimestamp: a timer at b fires when the effective mark is b + 1 ms
+
+
+def refusal(config: RunConfig) -> str | None:
+    """Why the continuous trigger cannot be modelled with ``config`` (None: it can)."""
+    t = config.time
+    if t.continuous_event_time is None:
+        return None
+    if config.window.kind is WindowKind.SESSION:
+        return ("--continuous-event-time: sessions are not modelled (the trigger's onMerge keeps the merged-away "
+                "windows' timers); use tumbling, sliding or cumulate windows")
+    if t.emit is not Emit.ON_CLOSE:
+        return (f"--continuous-event-time: periodic panes come before a window's firing at its end (emit "
+                f"on-close); emit {t.emit.value} already emits every update")
+    if t.early_firings is not None:
+        return "--continuous-event-time and --early-firings are two triggers: choose one"
+    if derive(config).forget_when_empty:
+        return ("--continuous-event-time: with --forget-clock-when-empty a window can be opened and emitted again, "
+                "and its panes would not be one window's")
+    return None
+
+
+def add_continuous_panes(result: Result) -> Result:
+    """``result`` with its periodic panes (and the metrics of the new table); any other result as it is."""
+    config = result.config
+    interval = config.time.continuous_event_time
+    if interval is None:
+        return result
+    why = refusal(config)
+    if why:
+        raise InputError(why)
+    windows = _with_periodic(result, interval)
+    m = result.metrics
+    counts = {str(status): int(n) for status, n in result.events["status"].value_counts().items()}
+    admitted = int(result.assignments["admitted"].sum())
+    metrics = summarize(counts, admitted, len(result.assignments) - admitted, windows, m.max_open_windows,
+                        m.partly_dropped)
+    return replace(result, windows=windows, metrics=metrics)
+
+
+def _advances(result: Result) -> dict[str, pd.DataFrame]:
+    """Per watermark scope, the trace rows where its effective watermark rose (Flink fires timers only then), in
+    order: batch, time, watermark, effective."""
+    trace = result.watermarks
+    out = {}
+    for scope, rows in trace.groupby(trace["scope"].astype(str), sort=False):
+        effective = rows["effective"].to_numpy(dtype="float64", na_value=-np.inf)
+        rose = effective > np.maximum.accumulate(np.concatenate([[-np.inf], effective[:-1]]))
+        out[scope] = rows[rose].reset_index(drop=True)
+    return out
+
+
+def _with_periodic(result: Result, interval: int) -> pd.DataFrame:
+    """The windows table with each window's periodic panes before its first emission, its later rows' revisions
+    moved on by their number, and (discarding) its first emission cut to the events no pane carried."""
+    w = result.windows
+    if w.empty:
+        return w
+    config = result.config
+    rules = derive(config)
+    events = result.events
+    batch_of = dict(zip(events["id"].tolist(), events["batch"].tolist()))
+    order_of = {e: n for n, e in enumerate(events["id"].tolist())}  # the events table is in processing order
+    time_of = dict(zip(events["id"].tolist(), events["event_time"].tolist()))
+    partition_of = dict(zip(events["key"], events["partition"]))
+    advances = _advances(result)
+    discarding = config.time.panes is Panes.DISCARDING
+    window_of = w.groupby(["key", "start", "end"], sort=False).ngroup().to_numpy()
+    first = ~pd.Series(window_of).duplicated().to_numpy()  # a window's first emission: its firing at the end
+    panes: list[dict[str, object]] = []
+    shift = np.zeros(window_of.max() + 1, dtype=np.int64)
+    ids = w["ids"].to_numpy(dtype=object).copy()
+    counts = w["count"].to_numpy().copy()
+    starts, ends, batches, times = (w[c].to_numpy(dtype=np.int64) for c in ("start", "end", "emit_batch", "emit_time"))
+    for row in np.flatnonzero(first).tolist():
+        members = sorted(ids[row], key=order_of.__getitem__)
+        if not members or w["reason"].iat[row] == Reason.LATE_UPDATE.value:  # opened late: fired per element only
+            continue
+        key, start, end = w["key"].iat[row], int(starts[row]), int(ends[row])
+        scope = str(key) if rules.per_key else str(partition_of[key]) if rules.per_partition else GLOBAL
+        fired = _firings(advances.get(scope), (time_of[members[0]] // interval + 1) * interval, end, interval,
+                         batch_of[members[0]], int(batches[row]), int(times[row]),
+                         w["reason"].iat[row] == Reason.END_OF_STREAM.value)
+        shown: set[str] = set()
+        for n, (boundary, batch, time, mark, effective) in enumerate(fired, 1):
+            upto = [m for m in members if batch_of[m] <= batch]
+            carried = [m for m in upto if m not in shown] if discarding else upto
+            shown.update(upto)
+            panes.append({"key": key, "start": start, "end": end, "ids": tuple(carried), "emit_batch": batch,
+                          "emit_time": time, "watermark": mark, "effective_watermark": effective,
+                          "revision": n, "boundary": boundary})
+        shift[window_of[row]] = len(fired)
+        if discarding and fired:
+            ids[row] = tuple(m for m in ids[row] if m not in shown)
+            counts[row] = len(ids[row])
+    if not panes:
+        return w
+    table = w.assign(ids=ids, count=counts, revision=w["revision"].to_numpy() + shift[window_of])
+    return canonical_order(pd.concat([table, _rows(result, pd.DataFrame(panes))], ignore_index=True))
+
+
+def _firings(advances: pd.DataFrame | None, boundary: int, end: int, interval: int, first_batch: int,
+             last_batch: int, last_time: int, end_of_input: bool) -> list[tuple[int, int, int, object, object]]:
+    """A window's periodic firings before its firing at the end (batch ``last_batch``, time ``last_time``):
+    (boundary, batch, time, watermark, effective) each, from its first boundary on. Each fires at the first
+    advance of its scope's watermark, no earlier than the one before it (or its first element's batch), that
+    reaches it; at the end of input, those left fire with the window's last firing."""
+    out: list[tuple[int, int, int, object, object]] = []
+    rows = advances if advances is not None else pd.DataFrame(columns=["batch", "time", "watermark", "effective"])
+    batch, time = rows["batch"].to_numpy(dtype=np.int64), rows["time"].to_numpy(dtype=np.int64)
+    effective = rows["effective"].to_numpy(dtype="float64", na_value=-np.inf)
+    at = int(np.searchsorted(batch, first_batch, side="left"))  # the first advance after the first element
+    while boundary + TICK < end:  # (a boundary at or past maxTimestamp is the window's own firing)
+        at = max(at, int(np.searchsorted(effective, boundary + TICK, side="left")))
+        if at < len(batch) and (batch[at], time[at]) <= (last_batch, last_time):
+            out.append((boundary, int(batch[at]), int(time[at]), rows["watermark"].iat[at], rows["effective"].iat[at]))
+        elif end_of_input:
+            out.append((boundary, last_batch, last_time, None, None))
+        else:
+            break
+        boundary += interval
+    return out
+
+
+def _rows(result: Result, panes: pd.DataFrame) -> pd.DataFrame:
+    """The periodic panes as windows-table rows, with the watermark that fired them (none at the end of input)
+    and the largest event time their batch had seen."""
+    events = result.events
+    batch = panes["emit_batch"].to_numpy(dtype=np.int64)
+    per_batch = events.groupby("batch")["event_time"].max().reindex(np.arange(1, batch.max() + 1))
+    largest = np.fmax.accumulate(per_batch.to_numpy(dtype="float64"))[batch - 1]
+    end = panes["end"].to_numpy(dtype=np.int64)
+    due = panes["emit_time"].to_numpy(dtype=np.int64)
+    return pd.DataFrame({
+        "key": panes["key"].to_numpy(dtype=object), "start": panes["start"].to_numpy(dtype=np.int64), "end": end,
+        "count": np.fromiter(map(len, panes["ids"]), dtype=np.int64, count=len(panes)),
+        "ids": panes["ids"].to_numpy(dtype=object), "emit_batch": batch, "emit_time": due,
+        "watermark": pd.array(panes["watermark"].tolist(), dtype="Int64"),
+        "effective_watermark": pd.array(panes["effective_watermark"].tolist(), dtype="Int64"),
+        "reason": Reason.EARLY.value, "revision": panes["revision"].to_numpy(dtype=np.int64),
+        "latency_event": pd.array(largest.astype(np.int64) - end, dtype="Int64"),
+        "latency_processing": due - end,
+    }, columns=WINDOW_COLUMNS)

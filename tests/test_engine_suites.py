@@ -37,7 +37,8 @@ SUITES = {suite: yaml.safe_load((SCENARIOS / file).read_text())
                               ("kafka-streams", "kafka_streams_suppress.yaml"),
                               ("kafka-streams-updates", "kafka_streams_updates.yaml"),
                               ("flink-idleness", "flink_idleness.yaml"),
-                              ("flink-cumulate", "flink_cumulate.yaml"))}
+                              ("flink-cumulate", "flink_cumulate.yaml"),
+                              ("flink-continuous", "flink_continuous_trigger.yaml"))}
 CASES = [(suite, name) for suite, cases in SUITES.items() for name in sorted(cases)]
 
 
@@ -147,6 +148,11 @@ def test_engine_suite_cases(suite, name, engine):
     ("flink-cumulate", "cumulative_assigner_offset", {"end_inclusive": True}),  # 5100 would close [100, 5100)
     ("flink-cumulate", "event_time_cumulative_windows", {"refused_when": RefusedWhen.ANY_WINDOW}),  # i, j dropped
     ("flink-cumulate", "event_time_cumulative_windows", {"strategy": Strategy.MAX}),  # rows ignored: fired later
+    ("flink-continuous", "window_separation_and_firing", {"end_inclusive": True}),  # 2 would close (0, 2)
+    ("flink-continuous", "late_element_triggers_immediately", {"allowed_lateness": 0}),  # a to the side output
+    ("flink-continuous", "periodic_then_at_the_end", {"continuous_event_time": None}),  # one firing, at the end
+    ("flink-continuous", "panes_repeat_without_new_elements", {"continuous_event_time": 3_000}),  # 3, 6, then 9
+    ("flink-continuous", "first_element_sets_the_boundaries", {"continuous_event_time": 2_000}),  # 6 and 8
 ])
 def test_the_cases_fail_without_the_rule_they_check(suite, name, changes):
     """A harness that cannot fail proves nothing: each case must reject the rule it was chosen for."""

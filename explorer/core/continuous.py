@@ -183,3 +183,15 @@ def _rows(result: Result, panes: pd.DataFrame) -> pd.DataFrame:
         "latency_event": pd.array(largest.astype(np.int64) - end, dtype="Int64"),
         "latency_processing": due - end,
     }, columns=WINDOW_COLUMNS)
+
+
+def boundary(result: Result, row: int) -> int:
+    """The multiple of the interval whose timer fired periodic pane ``row`` (for the inspector): the window's
+    ``revision``-th after its first element's timestamp."""
+    w, interval = result.windows, result.config.time.continuous_event_time
+    assert interval is not None
+    same = w[(w["key"] == w["key"].iat[row]) & (w["start"] == w["start"].iat[row]) & (w["end"] == w["end"].iat[row])]
+    members = set().union(*map(set, same["ids"]))
+    events = result.events
+    first = events.loc[events["id"].isin(members), "event_time"].to_numpy(dtype=np.int64)[0]  # processing order
+    return (int(first) // interval + int(w["revision"].to_numpy(dtype=np.int64)[row])) * interval

@@ -24,8 +24,9 @@ EARLY = {Reason.UPDATE.value: "update output (--emit on-update, on-batch), which
                               "is open: each record's, or each batch's or commit's",
          Reason.IDLE_TIMEOUT.value: "closed by the idle timeout before its end",
          Reason.TOMBSTONE.value: "a tombstone, forwarded when an event replaced the session under this span",
-         Reason.EARLY.value: "early firings (--early-firings), which emit a pane a processing-time delay after its "
-                             "first element, before the watermark reaches the window's end"}
+         Reason.EARLY.value: "early or periodic firings, which emit a pane before the watermark reaches the window's "
+                             "end: a processing-time delay after its first element (Beam's --early-firings) or at "
+                             "each interval of event time the watermark passes (Flink's --continuous-event-time)"}
 
 
 def early_because(windows: pd.DataFrame | None) -> str:

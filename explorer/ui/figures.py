@@ -24,7 +24,7 @@ STATUS_LABELS = {"on_time": "on time", "late_updated": "late, updated", "side_ou
 STATUS_COLORS = {"on_time": "#4C78A8", "late_updated": "#F58518", "side_output": "#B279A2", "dropped": "#E45756"}
 REASON_SYMBOLS = {"EARLY": "diamond-open", "WATERMARK": "diamond", "IDLE_TIMEOUT": "square", "LATE_UPDATE": "star",
                   "END_OF_STREAM": "x", "UPDATE": "triangle-up", "TOMBSTONE": "circle-x-open"}
-REASON_LABELS = {"EARLY": "emitted early (processing-time timer)", "WATERMARK": "emitted: watermark",
+REASON_LABELS = {"EARLY": "emitted early (a trigger's timer)", "WATERMARK": "emitted: watermark",
                  "IDLE_TIMEOUT": "emitted: idle timeout", "LATE_UPDATE": "emitted by a late event",
                  "END_OF_STREAM": "still open at end", "UPDATE": "emitted: update (a revision)",
                  "TOMBSTONE": "forwarded: tombstone (session replaced)"}

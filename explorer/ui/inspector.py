@@ -14,6 +14,7 @@ import ipywidgets as W
 import numpy as np
 
 from explorer.config import Emit
+from explorer.core.continuous import boundary
 from explorer.core.explain import Verdict, why_event, why_window
 from explorer.core.result import Reason, Result, pane_timing
 from explorer.timeutil import format_instant
@@ -177,6 +178,16 @@ def explain_window(result: Result, row: int) -> str:
                      f"AfterProcessingTime.pastFirstElementInPane()), which fired at {at(w.emit_time)} before the "
                      f"watermark reached the window's end (effective {at(w.effective_watermark)} < {at(w.end)}); "
                      "the next element starts a new pane, and the on-time pane still follows")
+    elif w.reason is Reason.EARLY and t.continuous_event_time is not None:
+        every, at_b = duration(t.continuous_event_time), at(boundary(result, row))
+        fired = ("the input ended (Flink's max watermark fires every timer left)" if w.effective_watermark is None
+                 else f"the effective watermark reached {at(w.effective_watermark)} ≥ {at_b} + 1 ms (Flink's "
+                      f"watermark is 1 ms behind it)")
+        lines.append(f"a periodic firing at the boundary {at_b}, before the window's end {at(w.end)}: "
+                     f"ContinuousEventTimeTrigger.of({every}) fires the window at each multiple of {every} of event "
+                     f"time after its first element's timestamp once the watermark passes it, and {fired}; it keeps "
+                     "the contents (this pane carries every element so far, new ones or not), and the window still "
+                     "fires at its end")
     elif w.reason is Reason.WATERMARK:
         lines.append(f"the effective watermark reached its end: {at(w.watermark)} − delay {duration(t.delay)} "
                      f"= {at(w.effective_watermark)} ≥ {at(w.end)}")

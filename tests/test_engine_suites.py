@@ -38,7 +38,8 @@ SUITES = {suite: yaml.safe_load((SCENARIOS / file).read_text())
                               ("kafka-streams-updates", "kafka_streams_updates.yaml"),
                               ("flink-idleness", "flink_idleness.yaml"),
                               ("flink-cumulate", "flink_cumulate.yaml"),
-                              ("flink-continuous", "flink_continuous_trigger.yaml"))}
+                              ("flink-continuous", "flink_continuous_trigger.yaml"),
+                              ("streaming-systems", "streaming_systems.yaml"))}
 CASES = [(suite, name) for suite, cases in SUITES.items() for name in sorted(cases)]
 
 
@@ -90,7 +91,11 @@ def outcome(case: dict, result: Result) -> dict:
         fired = None
     reasons = sorted([[str(w.key), _number(w.start / unit), _number(w.end / unit), str(w.reason), int(w.revision)]
                       for w in emitted.itertuples()], key=str) if "reasons" in case else None
-    return {"fired": fired, "reasons": reasons, "side_output": sorted(events.loc[events["status"] == "side_output", "id"]),
+    # each window's panes in order, with what each carries (streaming_systems.yaml)
+    panes = [[_number(w.start / unit), _number(w.end / unit), str(w.reason), int(w.revision), sorted(w.ids)]
+             for w in emitted.sort_values(["start", "end", "revision"], kind="stable").itertuples()]
+    return {"fired": fired, "reasons": reasons, "panes": panes if "panes" in case else None,
+            "side_output": sorted(events.loc[events["status"] == "side_output", "id"]),
             "dropped": sorted(events.loc[events["status"] == "dropped", "id"]), "partly_dropped": sorted(partly)}
 
 
@@ -101,6 +106,7 @@ def _number(value: float) -> int | float:
 def expected(case: dict) -> dict:
     return {"fired": sorted(case["fired"], key=str) if "fired" in case else None,
             "reasons": sorted(case["reasons"], key=str) if "reasons" in case else None,
+            "panes": [[*pane[:4], sorted(pane[4])] for pane in case["panes"]] if "panes" in case else None,
             "side_output": sorted(case.get("side_output", [])),
             "dropped": sorted(case.get("dropped", [])), "partly_dropped": sorted(case.get("partly_dropped", []))}
 
@@ -153,6 +159,8 @@ def test_engine_suite_cases(suite, name, engine):
     ("flink-continuous", "periodic_then_at_the_end", {"continuous_event_time": None}),  # one firing, at the end
     ("flink-continuous", "panes_repeat_without_new_elements", {"continuous_event_time": 3_000}),  # 3, 6, then 9
     ("flink-continuous", "first_element_sets_the_boundaries", {"continuous_event_time": 2_000}),  # 6 and 8
+    ("streaming-systems", "example_2_8_allowed_lateness", {"allowed_lateness": 0}),  # the 6 dropped: no LATE 11
+    ("streaming-systems", "example_2_7_perfect_watermark", {"early_firings": 90_000_000}),  # other early panes
 ])
 def test_the_cases_fail_without_the_rule_they_check(suite, name, changes):
     """A harness that cannot fail proves nothing: each case must reject the rule it was chosen for."""

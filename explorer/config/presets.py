@@ -98,7 +98,9 @@ PRESETS: dict[str, Preset] = {
         "watermark has passed its end fires at once, for each such element (EventTimeTrigger.onElement). Cumulate "
         "windows (--window cumulate:SIZE:STEP) are Flink SQL's CUMULATE: a row is refused only when every window it "
         "belongs to has fired (the longest, [start, start + size), last); those still open take it (SQL has no side "
-        "output: there a refused row is dropped).",
+        "output: there a refused row is dropped). With --continuous-event-time I (ContinuousEventTimeTrigger.of(I)) a "
+        "window also fires, keeping its contents, at each multiple of I after its first element's timestamp that "
+        "the watermark passes, then at its end (not with sessions).",
         TimeConfig(strategy=Strategy.MAX, scope=Scope.PARTITION_MIN, late_policy=LatePolicy.SIDE_OUTPUT,
                    refused_when=RefusedWhen.EVERY_WINDOW, session_lateness_on_merge=True,
                    late_fires_per_element=True),

@@ -257,6 +257,23 @@ def test_a_moving_control_draws_a_light_frame_then_every_event():
     assert events_drawn(explorer) == 20_000 and "events" not in explorer.figure_note
 
 
+def test_the_title_says_what_the_figure_leaves_out_in_lines_that_fit_a_1280_px_page():
+    """The Kafka-like export (50k events) under Beam with early firings leaves out events, watermark steps and
+    emissions: on one small line those notes ran to ~300 characters and the emissions' one was cut off at the
+    figure's edge in a 1280 px page (seen in Chromium). Each line now holds at most TITLE_LINE_CHARS."""
+    import re
+
+    from explorer.ui.clocks import TITLE_LINE_CHARS
+
+    explorer = Explorer(generate("kafka-export"), "beam")
+    explorer.controls.rules.widgets["early_firings"].value = "2s"
+    explorer.wait_until_settled()
+    title = explorer.clocks.layout.title.text
+    lines = [re.sub("<[^>]+>", "", line).replace("&#x27;", "'") for line in title.split("<br>")[1:]]
+    assert "emissions drawn" in " ".join(lines) and "events (all late ones" in " ".join(lines)  # all three notes
+    assert len(lines) >= 2 and all(len(line) <= TITLE_LINE_CHARS for line in lines), lines
+
+
 def test_a_settled_frame_that_samples_events_still_has_hover_text():
     explorer = Explorer(generate("textbook", events=45_000), "textbook")  # over the 40,000-event budget
     assert events_drawn(explorer) == 40_000 and "showing 40,000 of 45,000 events" in explorer.figure_note

@@ -26,7 +26,7 @@ from explorer.core import Result
 from explorer.streams import Stream
 from explorer.timeutil import MICROS
 from explorer.ui.live_figure import LiveFigure
-from explorer.ui.figures import (POINT_BUDGET, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
+from explorer.ui.figures import (NOTE_SEP, POINT_BUDGET, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
                                  STATUS_LABELS, STATUSES, TwoClocks, compact, plot_time, scripted_marks, two_clocks,
                                  watermark_steps)
 from explorer.ui.page_frames import ClocksUpdate, mirror
@@ -39,6 +39,10 @@ S = MICROS["s"]
 INTERACTIVE_BUDGET = 5_000
 INTERACTIVE_WINDOWS = 250  # and at most this many emission markers and window outlines (figures.two_clocks)
 SETTLE_SECONDS = 0.5
+# characters of the title's small lines (11 px, ~4.6 px a character): what fits the figure in a 1280 px page with
+# JupyterLab's file browser open. On one line, the notes of a 50k-event stream with early panes ran to 300 and
+# the emissions' note was cut off at the figure's edge.
+TITLE_LINE_CHARS = 150
 PREVIEW_LINE = "the preview's effective watermark"
 
 
@@ -192,11 +196,12 @@ class ClocksView:
             title += f", up to batch {view.upto}"
         # the second line, small: who computed it (a long first line ran past a 1280 px page) and what the
         # figure leaves out (in the title: a new annotation makes Plotly lay it all out again)
-        below = [f"<span style='color:#444'>computed by {result.engine}</span>"] if result.engine != "local" else []
-        if data.note:
-            below.append(f"<span style='color:#a00'>{html.escape(data.note)}</span>")
-        if below:
-            title += f"<br><span style='font-size:11px'>{'; '.join(below)}</span>"
+        below = [("#444", f"computed by {result.engine}")] if result.engine != "local" else []
+        below += [("#a00", part) for part in data.note.split(NOTE_SEP) if part]
+        for line in title_lines([text for _, text in below]):
+            parts = [f"<span style='color:{color}'>{html.escape(text)}</span>" for color, text in below[:len(line)]]
+            below = below[len(line):]
+            title += f"<br><span style='font-size:11px'>{'; '.join(parts)}</span>"
         # a frame drawn while a control moves is not read closely: no hover text, positions in float32 if exact enough
         light = not data.hover
         position: Callable[[Any], np.ndarray] = compact if light else np.asarray
@@ -313,3 +318,15 @@ class ClocksView:
             timer = self._timer
         if timer is not None:
             timer.join(timeout)
+
+
+def title_lines(parts: list[str], width: int = TITLE_LINE_CHARS) -> list[list[str]]:
+    """``parts`` in order, as few to a line as keep each line (joined by "; ") within ``width`` characters; a
+    part longer than that gets a line of its own."""
+    lines: list[list[str]] = []
+    for part in parts:
+        if lines and len(NOTE_SEP.join([*lines[-1], part])) <= width:
+            lines[-1].append(part)
+        else:
+            lines.append([part])
+    return lines

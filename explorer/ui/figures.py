@@ -64,6 +64,9 @@ class Markers(Points):
     text: list[str] | None  # hover text, one per marker; None in a light frame
 
 
+NOTE_SEP = "; "  # between the parts of a frame's note (what it leaves out): the title breaks its lines there
+
+
 @dataclass
 class TwoClocks:
     """Everything the two-clocks figure draws, for one Result, key filter and batch limit."""
@@ -137,7 +140,7 @@ def two_clocks(result: Result, key: str = ALL_KEYS, upto_batch: int | None = Non
     hi = float(plot_time(max(arrival_us.max(), event_time_us.max()), at)) if len(ev) else 1.0
     hover = hover or len(shown_rows) == len(rows)
     return TwoClocks(points, len(shown_rows), len(rows), wm, eff, owners, window_bands(result, emitted),
-                     emission_markers(emitted, hover, at), ([lo, hi], [lo, hi]), hover, at, "; ".join(notes))
+                     emission_markers(emitted, hover, at), ([lo, hi], [lo, hi]), hover, at, NOTE_SEP.join(notes))
 
 
 def watermark_steps(result: Result, key: str = ALL_KEYS, upto_batch: int | None = None) -> tuple[Line, Line, np.ndarray]:

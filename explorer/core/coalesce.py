@@ -180,8 +180,8 @@ def _finish(result: Result, rows: pd.DataFrame, slots: Slots) -> pd.DataFrame:
              for k in rows["key"].tolist()]
     slot = rows["batch"].to_numpy()
     batch = np.fromiter((slots.last_batch[k] for k in slot.tolist()), dtype=np.int64, count=len(slot))
-    max_seen = _last_up_to(seen, slot, group, "slot", "group")["t"].to_numpy(dtype=np.int64)
-    marks = _marks_at(result.watermarks, batch, group)
+    max_seen = last_up_to(seen, slot, group, "slot", "group")["t"].to_numpy(dtype=np.int64)
+    marks = marks_at(result.watermarks, batch, group)
     end = rows["end"].to_numpy()
     table = pd.DataFrame({
         "key": rows["key"].to_numpy(dtype=object), "start": rows["start"].to_numpy(), "end": end,
@@ -199,16 +199,16 @@ def _finish(result: Result, rows: pd.DataFrame, slots: Slots) -> pd.DataFrame:
     return table
 
 
-def _marks_at(trace: pd.DataFrame, batch: np.ndarray, scope: list[str]) -> pd.DataFrame:
+def marks_at(trace: pd.DataFrame, batch: np.ndarray, scope: list[str]) -> pd.DataFrame:
     """Per row, the watermark (raw and effective) of ``scope`` at the last commit up to ``batch``: that batch's own
     when its commit recorded the scope (every batch that changed a window does), else the one before."""
     commits = trace[trace["at"] == "commit"].drop_duplicates(["batch", "scope"], keep="last")
     table = pd.DataFrame({"batch": commits["batch"].to_numpy(dtype=np.int64), "scope": commits["scope"].astype(str),
                           "watermark": commits["watermark"], "effective": commits["effective"]})
-    return _last_up_to(table, batch, scope, "batch", "scope")
+    return last_up_to(table, batch, scope, "batch", "scope")
 
 
-def _last_up_to(table: pd.DataFrame, at: np.ndarray, by: list[str], on: str, by_name: str) -> pd.DataFrame:
+def last_up_to(table: pd.DataFrame, at: np.ndarray, by: list[str], on: str, by_name: str) -> pd.DataFrame:
     """Per (``at``, ``by``) asked, ``table``'s last row of that ``by_name`` whose ``on`` is at most ``at``."""
     right = table.copy()
     right[on] = table[on].to_numpy(dtype=np.int64)

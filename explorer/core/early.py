@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from explorer.config import Emit, Panes, RunConfig, WindowKind
-from explorer.core.coalesce import _last_up_to, _marks_at
+from explorer.core.coalesce import last_up_to, marks_at
 from explorer.core.result import WINDOW_COLUMNS, Reason, Result, canonical_order
 from explorer.core.rules import derive
 from explorer.core.summary import summarize
@@ -147,13 +147,13 @@ def _rows(result: Result, early: pd.DataFrame) -> pd.DataFrame:
     partition_of = dict(zip(events["key"], events["partition"]))
     group = [str(k) if rules.per_key else str(partition_of[k]) if rules.per_partition else GLOBAL
              for k in early["key"].tolist()]
-    marks = _marks_at(result.watermarks, batch, group)
+    marks = marks_at(result.watermarks, batch, group)
     group_of_event = (events["key"] if rules.per_key else events["partition"] if rules.per_partition
                       else pd.Series(GLOBAL, index=events.index)).astype(str)
     seen_by = (pd.DataFrame({"group": group_of_event, "batch": events["batch"].to_numpy(dtype=np.int64),
                              "t": events["event_time"].to_numpy(dtype=np.int64)})
                .groupby(["group", "batch"])["t"].max().groupby(level=0).cummax().reset_index())
-    seen = _last_up_to(seen_by, batch, group, "batch", "group")["t"].to_numpy(dtype=np.int64)
+    seen = last_up_to(seen_by, batch, group, "batch", "group")["t"].to_numpy(dtype=np.int64)
     end = early["end"].to_numpy(dtype=np.int64)
     return pd.DataFrame({
         "key": early["key"].to_numpy(dtype=object), "start": early["start"].to_numpy(dtype=np.int64), "end": end,

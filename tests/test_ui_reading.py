@@ -2,6 +2,7 @@
 follows the settings), numbers that read right (why a latency is negative, counts in the right number, a word
 for a missing value), the upload form and the data box, and emissions that take the hover over the lines."""
 
+import html
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -95,6 +96,26 @@ def test_a_negative_latency_card_says_why():
     rows = np.flatnonzero((spark.result.windows["latency_event"] < 0).to_numpy())
     said = spark.inspect_window(int(rows[0]))
     assert "before the window ended: closed by the idle timeout" in said
+
+
+def test_the_output_line_names_the_early_panes_and_the_window_boxes_their_kind():
+    """Seen in Chromium: under Beam with early firings typed in the engine rules, the cards' output line said only
+    "a window when the watermark closes it" beside an inspector full of EARLY panes; and with the window kind set
+    to cumulate, its step was typed in a box labelled "slide"."""
+    beam = Explorer(generate("kafka-export"), "beam")
+    assert "early pane" not in beam.cards.value
+    beam.controls.rules.widgets["early_firings"].value = "2s"
+    beam.wait_until_settled()
+    assert (beam.result.windows["reason"] == "EARLY").any()
+    assert "before that, an early pane 2s of processing time after each pane's first element " \
+           "(--early-firings 2s)" in html.unescape(beam.cards.value)
+    controls = beam.controls
+    said = {}
+    for kind in ("tumbling", "sliding", "session", "cumulate"):
+        controls.window_kind.value = kind
+        said[kind] = (controls.size.description, controls.slide.description)
+    assert said == {"tumbling": ("size (s)", "slide (s)"), "sliding": ("size (s)", "slide (s)"),
+                    "session": ("gap (s)", "slide (s)"), "cumulate": ("size (s)", "step (s)")}
 
 
 def test_counts_agree_with_their_nouns_and_a_missing_value_is_a_word():

@@ -250,8 +250,23 @@ def emission(config: RunConfig) -> str:
         return (f"on commit: every {every} of arrival time, each window changed since the last commit, once, with "
                 f"its result then (--emit on-batch --commit-interval {every})"
                 + ("; Kafka Streams' record cache, on by default (--emit on-update turns it off)" if kafka else ""))
-    return {Emit.ON_CLOSE: "on close: a window when the watermark closes it (--emit on-close)",
+    return {Emit.ON_CLOSE: "on close: a window when the watermark closes it (--emit on-close)" + _early(config),
             Emit.ON_UPDATE: "on update: every record forwards its window's new result (--emit on-update)"
                             + (", as with Kafka Streams' record cache off" if kafka else ""),
             Emit.ON_BATCH: "on batch: every batch, each window it changed, once, with its result then "
                            "(--emit on-batch)"}[emit]
+
+
+def _early(config: RunConfig) -> str:
+    """The panes a window fires before the watermark closes it (both taken with on-close only): without this,
+    the line said "a window when the watermark closes it" beside cards counting early panes."""
+    out = ""
+    if config.time.early_firings is not None:
+        every = format_duration(config.time.early_firings)
+        out += (f"; before that, an early pane {every} of processing time after each pane's first element "
+                f"(--early-firings {every})")
+    if config.time.continuous_event_time is not None:
+        every = format_duration(config.time.continuous_event_time)
+        out += (f"; before that, a pane each time its watermark passes another {every} of event time after its "
+                f"first element (--continuous-event-time {every})")
+    return out

@@ -80,7 +80,7 @@ class Controls:
                                                               "watermark merge (Flink's withIdleness); 0 = off")
         self.window_kind = W.Dropdown(options=[k.value for k in WindowKind], description="window", style=STYLE,
                                       layout=wide())
-        self.size = W.FloatText(value=10.0, description="size / gap (s)", style=STYLE, layout=wide())
+        self.size = W.FloatText(value=10.0, description="size (s)", style=STYLE, layout=wide())
         self.slide = W.FloatText(value=10.0, description="slide (s)", style=STYLE, layout=wide())
         self.scope = W.Dropdown(options=[("one per key", "key"), ("one global", "global"),
                                          ("per partition, min", "partition-min"), ("per partition, max", "partition-max"),
@@ -97,6 +97,8 @@ class Controls:
         self._name_the_delay()
         self.rules = RuleControls()
         self.window_kind.observe(lambda change: self.rules.show_window(change["new"]), names="value")
+        self.window_kind.observe(self._name_the_window, names="value")
+        self._name_the_window()
         self.rules.show_window(self.window_kind.value)
         self.rules.show(self._shown.time)
         self.all = [self.preset, self.time_source, self.strategy, self.delay, self.bound, self.allowed, self.late,
@@ -110,6 +112,14 @@ class Controls:
         is_bound = PRESETS[self.preset.value].delay_field == "bound"
         self.delay.description = "delay = L (s)" if is_bound else "delay (s)"
         self.bound.layout.display = "none" if is_bound else None
+
+    def _name_the_window(self, _change: object = None) -> None:
+        """The two window boxes say what they are for the kind picked, in the words of its --window: a session's
+        gap, a cumulate window's step (Flink SQL's CUMULATE(size, step)). Under cumulate the box read "slide",
+        which a cumulate window does not do: its windows share a start and grow by the step."""
+        kind = WindowKind(self.window_kind.value)
+        self.size.description = "gap (s)" if kind is WindowKind.SESSION else "size (s)"
+        self.slide.description = "step (s)" if kind is WindowKind.CUMULATE else "slide (s)"
 
     def box(self) -> W.VBox:
         """Every control but the sliders (``sliders_box``) and the engine rules' (under them, collapsed)."""

@@ -15,12 +15,14 @@ S = 1_000_000
 
 
 @st.composite
-def frames(draw, max_events: int = 30, with_batch: bool | None = None, with_marks: bool = False) -> pd.DataFrame:
-    """Random events; ``with_marks`` may add scripted watermark rows (kind = watermark) among them."""
+def frames(draw, max_events: int = 30, with_batch: bool | None = None, with_marks: bool = False,
+           fast_clocks: bool = False) -> pd.DataFrame:
+    """Random events; ``with_marks`` may add scripted watermark rows (kind = watermark) among them. With
+    ``fast_clocks`` an event may be stamped up to 20 s ahead of its arrival (a device whose clock runs fast)."""
     n = draw(st.integers(1, max_events))
     half_seconds = st.integers(0, 120)
     event_time = draw(st.lists(half_seconds, min_size=n, max_size=n))
-    delay = draw(st.lists(st.integers(0, 40), min_size=n, max_size=n))
+    delay = draw(st.lists(st.integers(-40 if fast_clocks else 0, 40), min_size=n, max_size=n))
     keys = draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=n, max_size=n))
     # up to 7 partitions: the merge's tree then has padding leaves and more than one level
     names = [f"P{i}" for i in range(draw(st.sampled_from([1, 2, 2, 3, 7])))]
@@ -30,7 +32,7 @@ def frames(draw, max_events: int = 30, with_batch: bool | None = None, with_mark
     frame = pd.DataFrame({
         "id": [f"e{i}" for i in range(n)], "key": keys, "partition": partitions,
         "event_time": [t / 2 for t in event_time],
-        "arrival_time": [(t + d) / 2 for t, d in zip(event_time, delay)],
+        "arrival_time": [max(t + d, 0) / 2 for t, d in zip(event_time, delay)],
     })
     if with_marks and draw(st.booleans()):
         marks = draw(st.lists(st.tuples(half_seconds, st.integers(0, 160)), min_size=1, max_size=5))
@@ -125,6 +127,7 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bo
         session_lateness_on_merge=window.kind is WindowKind.SESSION and draw(st.booleans()),
         session_merge_overlap_only=window.kind is WindowKind.SESSION and draw(st.booleans()),
         forget_clock_when_empty=forget,
+        bytewax_live_wakeups=draw(st.booleans()),
         windows_from_zero=window.kind is WindowKind.SLIDING and draw(st.booleans()),
         late_kept_at_horizon=draw(st.booleans()),
         late_fires_per_element=draw(st.booleans()),

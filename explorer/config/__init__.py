@@ -254,6 +254,10 @@ class TimeConfig:
     # sliding): the key's next item starts a fresh watermark, so a window can be emitted twice. Per-key
     # watermarks and fixed windows only.
     forget_clock_when_empty: bool = False
+    # Bytewax's live dataflow on the system clock (EventClock's default to_system_utc): a key is woken only once the
+    # processing time reaches its notify_at, the earliest end of its windows holding a released item or the timestamp
+    # of its first held-back item; so a key stamped ahead of the clock closes late (core/wakeups.py). Per key, fixed.
+    bytewax_live_wakeups: bool = False
     windows_from_zero: bool = False
     # Beam drops a late element only once the watermark is *past* end + allowed lateness (its window's
     # maxTimestamp + allowedLateness < watermark): at exactly end + allowed lateness it is still kept. Others drop

@@ -141,6 +141,11 @@ TIME_FIELDS: tuple[TimeField, ...] = (
               "key's watermark is forgotten once all its windows have fired, so its next event starts afresh, as "
               "Bytewax discards the key's state", bool, "forgetClockWhenEmpty",
               windows=("tumbling", "sliding", "cumulate")),
+    TimeField("bytewax_live_wakeups", "bytewax_live_wakeups", "per-key event clock, tumbling and sliding: a key is "
+              "woken to close windows only when processing time reaches the end of its first window holding a "
+              "released item or the timestamp of its first held-back item, as a live Bytewax dataflow on the system "
+              "clock (off: every due key is woken as its watermark reaches an end)", bool, "bytewaxLiveWakeups",
+              windows=("tumbling", "sliding", "cumulate")),
     TimeField("windows_from_zero", "windows_from_zero", "sliding windows start at 0 or later: an event at t ≥ 0 "
               "is in no window that starts before 0, as Kafka Streams creates none", bool, "windowsFromZero",
               windows=("sliding",)),

@@ -120,7 +120,7 @@ PRESETS: dict[str, Preset] = {
                    session_close_strict=True, forget_clock_when_empty=True),
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
-        settings=frozenset({"bound", "time_source", WINDOW_OFFSET}),
+        settings=frozenset({"bound", "time_source", "bytewax_live_wakeups", WINDOW_OFFSET}),
     ),
     "beam": Preset(
         "beam",

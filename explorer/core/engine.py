@@ -37,6 +37,7 @@ from explorer.core.idleness import KeyIdleness
 from explorer.core.records import Assignment, BatchRows, Emission, EventDecision, StepOutput, TracePoint
 from explorer.core.result import Reason
 from explorer.core.rules import NONE, derive, effective_watermark
+from explorer.core.wakeups import LiveWakeups
 from explorer.core.watermarks import (GLOBAL, CommitSchedule, EventClock, ProcessingClock, advances, generator_for,
                                       merge_for)
 from explorer.core.windows import Admission, Lateness, Replaced, Window, WindowStore, assigner_for
@@ -75,6 +76,7 @@ class Engine:
         self.partition_of: dict[str, str] = {}  # key → its partition (one each: core.check_inputs)
         # Bytewax: a key whose windows have all fired loses its clock (fixed windows; sessions keep theirs)
         self.forget_when_empty = rules.forget_when_empty
+        self.wakeups = LiveWakeups() if rules.live_wakeups else None  # Bytewax on the system clock (core.wakeups)
         self.on_update = rules.on_update
         self.late_at_once = rules.late_at_once
         self.idleness = KeyIdleness(time)
@@ -142,6 +144,8 @@ class Engine:
             for other in list(self.store.by_key[w.key].values()):  # the key's whole state goes, clock included
                 self.store.remove(other)
             self.generator.forget(w.key)
+            if self.wakeups:
+                self.wakeups.forget(w.key)
 
     def record_trace(self, sources: Iterable[str], at: int, kind: str) -> None:
         for source in sorted(sources):
@@ -177,6 +181,9 @@ class Engine:
         watermark reaches the end (Bytewax wakes the operator then), stamped with the batch before."""
         clock = self.generator
         assert isinstance(clock, EventClock), "only the event clock passes between batches"
+        if self.wakeups:
+            self._live_passes(clock, self.wakeups, until)
+            return
         due = []
         for group, heap in self.store.fire_heap.items():
             if self.merge or clock.marks.get(group, NONE) == NONE:
@@ -193,6 +200,26 @@ class Engine:
             clock.now = at
             self.fire_ready(at, [self.group_of(w.key)])
         clock.now = until
+
+    def _live_passes(self, clock: EventClock, wakeups: LiveWakeups, until: int) -> None:
+        """Bytewax on the system clock: each key runs only at its own next run (core.wakeups), before ``until``,
+        the earliest first; what its watermark has reached then fires."""
+        delay = self.time.watermark_delay
+        while True:
+            runs = [(at, key) for key in list(wakeups.flushed)
+                    if (at := wakeups.next_run(key, self.store.by_key.get(key, {}).values(), clock, delay)) is not None
+                    and at < until]
+            if not runs:
+                break
+            at, key = min(runs)
+            clock.now = at
+            self.fire_ready(at, [key])
+            self._ran(wakeups, key)
+        clock.now = until
+
+    def _ran(self, wakeups: LiveWakeups, key: str) -> None:
+        if self.generator.marks.get(key, NONE) != NONE:  # (not when it has just been forgotten)
+            wakeups.ran(key, self.effective(self.group_raw(key)))
 
     def next_deadline(self) -> int | None:
         """The earliest processing time at which a heartbeat could change something."""
@@ -285,6 +312,8 @@ class Engine:
                 self._fire_on_element(admission, arrival, raw, eff)
             self.out.events.append(EventDecision(row, self.lateness.status(admission), _known(raw)))
             self._record_assignments(row, admission)
+            if self.wakeups and admission.admitted:
+                self.wakeups.taken(key, t)
             dirty.extend(w for w, _ in admission.admitted if w.late_dirty)
             self.newest = max(self.newest, t)
             if self.idleness.on:
@@ -327,6 +356,9 @@ class Engine:
                 self.emit(w, Reason.LATE_UPDATE, commit, self.group_raw(self.group_of(w.key)))
         groups = list(self.store.fire_heap) if (self.merge or self.one_watermark) else touched_groups
         self.fire_ready(commit, groups)
+        if self.wakeups:
+            for group in touched_groups:
+                self._ran(self.wakeups, group)
         if self.idleness.on:
             self.check_idle(commit if self.idleness.on_processing_clock else self.newest, commit)
         self.purge(groups)

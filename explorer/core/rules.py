@@ -95,6 +95,7 @@ class Rules:
     on_merge: bool  # Flink: a session event's lateness is judged after the merge
     overlap_only: bool  # Beam: sessions merge only when they overlap
     forget_when_empty: bool  # Bytewax: a key with no window left loses its clock (per key, fixed windows)
+    live_wakeups: bool  # Bytewax on the system clock: a key is woken at its notify_at only (per key, fixed windows)
     # lateness
     allowed: int
     rule_window: bool  # late = its window has closed (else: its timestamp is behind the watermark)
@@ -149,6 +150,7 @@ def derive(config: RunConfig) -> Rules:
         on_merge=t.session_lateness_on_merge,
         overlap_only=t.session_merge_overlap_only,
         forget_when_empty=t.forget_clock_when_empty and per_key and not session,
+        live_wakeups=t.bytewax_live_wakeups and event and t.strategy is Strategy.EVENT_CLOCK and per_key and not session,
         allowed=t.allowed_lateness,
         rule_window=t.lateness_rule is LatenessRule.WINDOW,
         refuse_every=t.refused_when is RefusedWhen.EVERY_WINDOW,

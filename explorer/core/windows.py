@@ -28,6 +28,7 @@ class Window:
     late_only: bool = False
     slot: int = 0
     merged_into: "Window | None" = None
+    min_t: int = 2**62  # its earliest event time (Bytewax's live wake-ups: open in the windower once it is released)
 
 
 class Lateness:
@@ -222,6 +223,7 @@ class FixedWindows:
                 w.fired = False
                 store.push_fire(w)
             w.ids.append(event_id)
+            w.min_t = min(w.min_t, t)
             admitted.append((w, late))
         return Admission(admitted, refused)
 

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from explorer.core.compiled.firing import (check_idle, emit, event_clock_passes, fire, fire_ready, heartbeats, heartbeats_matter,
-                                           purge, record_trace, reschedule_due, touch_key)
+                                           hold, purge, ran, record_trace, reschedule_due, touch_key)
 from explorer.core.compiled.layout import (KIND_COMMIT, KIND_IDLE_CHECK, KIND_NO_DATA, NONE, NO_SCRIPTED, REASON_END_OF_STREAM,
                                            REASON_LATE_UPDATE, REASON_UPDATE, REASON_WATERMARK, SC_ALIVE, SC_BATCH,
                                            SC_CLOCK, SC_DIRTY, SC_GLOBAL_MAX, SC_MAX_OPEN, SC_NOW, SC_PENDING,
@@ -88,6 +88,8 @@ def _step(st: State, b: int) -> None:
             _fire_on_element(st, i, m[st.ev_arrival + i], raw, eff)
         if st.event_clock and fast_forward(st, s, t, eff) and not st.merged:
             reschedule_due(st, s)
+        if st.live_wakeups and taken:
+            hold(st, g, i)
         m[st.ev_status + i] = _status(st, late, refused, taken)
         m[st.ev_seen_raw + i] = raw
         m[SC_GLOBAL_MAX] = max(m[SC_GLOBAL_MAX], t)
@@ -197,6 +199,9 @@ def _commit(st: State, b: int) -> None:
     n_groups = 1 if st.merged or st.one_watermark else m[SC_TOUCHED_GROUPS]  # (the one global group)
     for i in range(n_groups):
         fire_ready(st, m[st.grp_touched + i], commit)
+    if st.live_wakeups:
+        for i in range(n_groups):
+            ran(st, m[st.grp_touched + i])
     if st.idle_timeout >= 0:
         check_idle(st, commit if st.idle_processing else m[SC_GLOBAL_MAX], commit)
     for i in range(n_groups):

@@ -45,6 +45,11 @@ def fire(st: State, w: int, reason: int, at: int, raw: int) -> None:
             while m[st.key_head + k] >= 0:
                 remove(st, m[st.key_head + k])
             m[st.src_raw + k] = NONE
+            if st.live_wakeups:  # (its queue is all released by now)
+                g = m[st.key_group + k]
+                m[st.grp_flushed + g] = NONE
+                m[st.grp_held_head + g] = -1
+                m[st.grp_held_tail + g] = -1
 
 
 @njit(cache=True, inline="always")
@@ -206,11 +211,64 @@ def heartbeats(st: State, before: int, bounded: bool) -> None:
 
 @njit(cache=True)
 def _due(st: State, g: int) -> tuple[bool, int]:
-    """(found, when group g's moving event-clock mark reaches its earliest waiting window's end)."""
+    """(found, when group g's moving event-clock mark reaches its earliest waiting window's end); with live
+    wake-ups, when the key next runs (the reference's ``LiveWakeups.next_run``)."""
     raw = st.m[st.src_raw + g]
+    if st.live_wakeups:
+        return _next_run(st, g, raw)
     if raw == NONE or not clean_fire_top(st, g):
         return False, NONE
     return True, st.m[st.src_set_at + g] + (_fire_top(st, g)[0] + st.delay - raw)
+
+
+@njit(cache=True)
+def _next_run(st: State, g: int, raw: int) -> tuple[bool, int]:
+    """Bytewax on the system clock: the key runs at the earlier of its first open window's end (one holding an item
+    at or below the watermark of its last run) and its first held-back item's time, or, once that has passed, when
+    its watermark reaches the next end or that item."""
+    m = st.m
+    flushed = m[st.grp_flushed + g]
+    if raw == NONE or flushed == NONE:
+        return False, NONE
+    h = m[st.grp_held_head + g]
+    while h >= 0 and m[st.ev_t + h] <= flushed:  # released (in order: the watermark never goes back)
+        h = m[st.ev_held_next + h]
+    m[st.grp_held_head + g] = h
+    if h < 0:
+        m[st.grp_held_tail + g] = -1
+    never = -NONE
+    notify = change = m[st.ev_t + h] if h >= 0 else never
+    base = m[st.grp_fire_base + g]
+    for i in range(m[st.grp_fire_size + g]):  # every window waiting to fire has an entry that counts
+        end, w = m[st.fire_keys + base + i], m[st.fire_values + base + i]
+        if m[st.win_alive + w] == 1 and m[st.win_fired + w] == 0 and m[st.win_end + w] == end:
+            change = min(change, end)
+            if m[st.win_min_t + w] <= flushed:
+                notify = min(notify, end)
+    if notify == never:
+        return False, NONE
+    return True, max(notify, m[st.src_set_at + g] + (change + st.delay - raw))
+
+
+@njit(cache=True)
+def ran(st: State, g: int) -> None:
+    """The key's logic ran: its items up to the effective watermark are released; when it runs next may change."""
+    raw = st.m[st.src_raw + g]
+    if raw != NONE:  # (not when it has just been forgotten)
+        st.m[st.grp_flushed + g] = effective(group_raw(st, g), st.delay)
+        reschedule_due(st, g)
+
+
+@njit(cache=True)
+def hold(st: State, g: int, row: int) -> None:
+    """An event joined the key's windows: last in its queue."""
+    m = st.m
+    tail = m[st.grp_held_tail + g]
+    if tail >= 0:
+        m[st.ev_held_next + tail] = row
+    else:
+        m[st.grp_held_head + g] = row
+    m[st.grp_held_tail + g] = row
 
 
 @njit(cache=True)
@@ -230,6 +288,8 @@ def event_clock_passes(st: State, until: int) -> None:
             if found and at <= listed:
                 m[SC_NOW] = at
                 fire_ready(st, g, at)
+                if st.live_wakeups and m[st.src_raw + g] != NONE:  # (a forgotten key has no watermark to run with)
+                    m[st.grp_flushed + g] = effective(group_raw(st, g), st.delay)
                 found, at = _due(st, g)
             if found:
                 schedule_due(st, g, at)

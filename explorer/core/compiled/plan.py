@@ -263,7 +263,8 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         "partitions": n_parts, "groups": n_groups, "keys": n_keys, "windows": n_windows, "nodes": nodes,
         "fire": total_fire, "purge": int(purge_bound.sum()),
         "idle": n if settings["idle_timeout"] >= 0 else 0,  # one push per event
-        "due": total_fire + n + n_groups if settings["event_clock"] else 0,  # per push, fast-forward, group
+        # per push, fast-forward, group; with live wake-ups a reschedule per event's commit as well
+        "due": total_fire + n * (2 if settings["live_wakeups"] else 1) + n_groups if settings["event_clock"] else 0,
         "dirty": largest_batch * per_event,
         "touching": int((events_per_group if group is codes.key else np.bincount(codes.key, minlength=n_keys)).max()),
         "emission_slots": emissions * L.EM_FIELDS, "trace_slots": trace * L.TR_FIELDS,

@@ -24,6 +24,7 @@ TABLES: tuple[tuple[str, str, int | None], ...] = (
     ("ev_t", "events", None), ("ev_arrival", "events", None), ("ev_key", "events", None),
     ("ev_partition", "events", None), ("ev_source", "events", None), ("ev_group", "events", None),
     ("ev_status", "events", 0), ("ev_seen_raw", "events", 0),
+    ("ev_held_next", "events", -1),
     # sessions: the session each event joined (−1: refused), whether it was late, its own [t, t + gap) end
     ("ev_session", "session_events", -1), ("ev_session_late", "session_events", 0),
     ("ev_session_end", "session_events", 0),
@@ -52,13 +53,16 @@ TABLES: tuple[tuple[str, str, int | None], ...] = (
     ("key_group", "keys", None), ("key_last", "keys", NONE), ("key_deadline", "keys", 0),
     ("key_has_deadline", "keys", 0), ("key_head", "keys", -1), ("key_tail", "keys", -1),
     ("key_waiting", "keys", 0),  # windows alive and not fired, kept only with forget_empty (fixed windows)
+    # Bytewax's live wake-ups (core/wakeups.py), per key (its group): the effective watermark at its last run and
+    # its queue of taken items in arrival order (linked through ev_held_next); each window's earliest item below
+    ("grp_flushed", "groups", NONE), ("grp_held_head", "groups", -1), ("grp_held_tail", "groups", -1),
     # per window
     ("win_key", "windows", None), ("win_start", "windows", None), ("win_end", "windows", None),
     ("win_alive", "windows", 0), ("win_fired", "windows", 0), ("win_dirty", "windows", 0),
     ("win_late_only", "windows", 0),  # the reference's Window.late_only
     ("win_revision", "windows", 0), ("win_head", "windows", -1), ("win_tail", "windows", -1),
     ("win_count", "windows", 0), ("win_into", "windows", -1), ("win_prev", "windows", -1),
-    ("win_next", "windows", -1),
+    ("win_next", "windows", -1), ("win_min_t", "windows", 0),
     # window contents: one node per admission
     ("node_row", "nodes", 0), ("node_next", "nodes", 0),
     # heaps (keys, values): fire and purge in blocks per group, idle (per key) and due (event clock)
@@ -106,6 +110,7 @@ class State(NamedTuple):
     on_merge: int
     overlap_only: int
     forget_when_empty: int
+    live_wakeups: int
     allowed: int
     rule_window: int
     refuse_every: int
@@ -134,6 +139,7 @@ class State(NamedTuple):
     ev_group: int
     ev_status: int
     ev_seen_raw: int
+    ev_held_next: int
     ev_session: int
     ev_session_late: int
     ev_session_end: int
@@ -177,6 +183,9 @@ class State(NamedTuple):
     key_head: int
     key_tail: int
     key_waiting: int
+    grp_flushed: int
+    grp_held_head: int
+    grp_held_tail: int
     win_key: int
     win_start: int
     win_end: int
@@ -191,6 +200,7 @@ class State(NamedTuple):
     win_into: int
     win_prev: int
     win_next: int
+    win_min_t: int
     node_row: int
     node_next: int
     fire_keys: int

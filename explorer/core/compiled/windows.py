@@ -104,6 +104,8 @@ def add_event(st: State, w: int, row: int) -> None:
     m[SC_NODES] = node + 1
     m[st.node_row + node] = row
     m[st.node_next + node] = -1
+    if st.live_wakeups and (m[st.win_count + w] == 0 or m[st.ev_t + row] < m[st.win_min_t + w]):
+        m[st.win_min_t + w] = m[st.ev_t + row]  # (the reference's Window.min_t)
     if m[st.win_head + w] < 0:
         m[st.win_head + w] = node
     else:

@@ -3,9 +3,10 @@
 real pace; about 26 s).
 
 The bytewax preset wakes every key whose windows are due before the next item is taken (the exported job makes
-Bytewax do so). A live dataflow wakes a key only when the system clock reaches what ``to_system_utc`` returns for
-the key's ``notify_at``: by default the earliest close time of its open windows, or the timestamp of the oldest
-item it holds back until the watermark reaches it, read as a system time. A key whose items are stamped behind the
+Bytewax do so); with --bytewax-live-wakeups it wakes them as the live dataflow does (core/wakeups.py). A live
+dataflow wakes a key only when the system clock reaches what ``to_system_utc`` returns for the key's
+``notify_at``: by default the earliest close time of its open windows, or the timestamp of the first item it
+holds back until the watermark reaches it, read as a system time. A key whose items are stamped behind the
 system clock is woken, again and again, until its watermark reaches the end: the preset's rule. A key stamped
 ahead of it (timestamp − wait > arrival, a device whose clock runs fast) has a watermark past the end before the
 system clock gets there: it is not woken then, its state (clock included) is kept, and its next item meets the
@@ -48,12 +49,12 @@ def live() -> dict:
     return json.loads(done.stdout)
 
 
-def predicted() -> dict:
-    """The bytewax preset on the same items, in the live run's terms."""
+def predicted(live_wakeups: bool = False) -> dict:
+    """The bytewax preset on the same items, in the live run's terms (``live_wakeups``: --bytewax-live-wakeups)."""
     frame = pd.DataFrame(ITEMS, columns=["id", "key", "event_time", "arrival_time"]).astype(
         {"event_time": float, "arrival_time": float})
-    result = run(stream_from_frame(frame, name="live clock"),
-                 replace(preset("bytewax", delay=WAIT * S), window=WindowSpec.parse(f"tumbling:{SIZE}")))
+    config = replace(preset("bytewax", delay=WAIT * S), window=WindowSpec.parse(f"tumbling:{SIZE}"))
+    result = run(stream_from_frame(frame, name="live clock"), config.with_time(bytewax_live_wakeups=live_wakeups))
     return {"windows": sorted((w.key, w.start / S, sorted(w.ids)) for w in result.windows.itertuples()),
             "late": sorted(result.events.loc[result.events["status"] != "on_time", "id"])}
 
@@ -86,7 +87,9 @@ def test_a_key_stamped_ahead_of_the_system_clock_is_not_woken_when_its_watermark
 
 
 @pytest.mark.engines
-@pytest.mark.xfail(strict=True, reason="not modelled yet: the preset wakes every due key before each item, so it "
-                                       "forgets k at 11 s and takes b on time (docs/engines.md)")
-def test_the_preset_wakes_keys_as_the_live_dataflow_does(live):
-    assert predicted() == {"windows": _windows(live), "late": live["late"]}
+def test_the_preset_with_live_wakeups_wakes_keys_as_the_live_dataflow_does(live):
+    """--bytewax-live-wakeups models the live operator: every window and late item agree. The preset's default,
+    the operator woken as each watermark reaches an end (what the exported job and verify run), forgets k at
+    11 s and takes b on time."""
+    assert predicted(live_wakeups=True) == {"windows": _windows(live), "late": live["late"]}
+    assert predicted() != predicted(live_wakeups=True)

@@ -2,7 +2,8 @@
 (tests/scenarios/flink_window_operator.yaml) and Beam's trigger_transcripts.yaml
 (tests/scenarios/beam_trigger_transcripts.yaml) with scripted watermarks, Beam's ReduceFnRunnerTest
 (tests/scenarios/beam_reduce_fn_runner.yaml: a pane's timing, as the emission's reason), Bytewax's test_fold_window.py
-(tests/scenarios/bytewax_fold_window.yaml) with its own clock, Kafka Streams' SuppressScenarioTest
+(tests/scenarios/bytewax_fold_window.yaml) with its own clock and a live dataflow's wake-ups on the system clock
+(tests/scenarios/bytewax_live_clock.yaml), Kafka Streams' SuppressScenarioTest
 (tests/scenarios/kafka_streams_suppress.yaml) and its aggregates' every-update output
 (tests/scenarios/kafka_streams_updates.yaml), Flink's withIdleness tests on a partitioned source with a periodic emit
 (tests/scenarios/flink_idleness.yaml), Flink SQL's CUMULATE windows (tests/scenarios/flink_cumulate.yaml). One
@@ -34,6 +35,7 @@ SUITES = {suite: yaml.safe_load((SCENARIOS / file).read_text())
                               ("beam-reduce-fn", "beam_reduce_fn_runner.yaml"),
                               ("beam-early", "beam_early_firings.yaml"),
                               ("bytewax", "bytewax_fold_window.yaml"),
+                              ("bytewax-live", "bytewax_live_clock.yaml"),
                               ("kafka-streams", "kafka_streams_suppress.yaml"),
                               ("kafka-streams-updates", "kafka_streams_updates.yaml"),
                               ("flink-idleness", "flink_idleness.yaml"),
@@ -135,6 +137,10 @@ def test_engine_suite_cases(suite, name, engine):
     ("beam", "fixed_default_late_data", {"allowed_lateness": 0}),  # with Beam's dropping, 7 is dropped
     ("bytewax", "session", {"session_close_strict": False}),  # Spark's sessions close at last + gap
     ("bytewax", "sliding", {"bound": 7_000_000}),  # a 7 s wait closes every window later than 0 s does
+    ("bytewax-live", "key_ahead_is_not_woken_at_its_watermark", {"bytewax_live_wakeups": False}),  # closed at 11 s: b on time
+    ("bytewax-live", "key_ahead_is_woken_at_its_held_item", {"bytewax_live_wakeups": False}),  # closed at 11 s
+    ("bytewax-live", "key_behind_is_woken_at_its_watermark", {"bound": 0}),  # no wait: its watermark is at 10 s at 10.5 s
+    ("bytewax-live", "first_held_item_in_arrival_order", {"bytewax_live_wakeups": False}),  # [10, 20) at 0.5 s
     ("kafka-streams", "time_windows", {"bound": 0}),  # no grace: [0, 2) closes at row 3 with 2 records
     ("kafka-streams", "session_windows", {"scope": Scope.KEY}),  # k2's record no longer closes k1's session
     ("kafka-streams", "session_windows", {"session_close_strict": False}),  # sessions [t, t + gap) end elsewhere

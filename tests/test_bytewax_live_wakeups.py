@@ -3,12 +3,18 @@ and where no item is stamped ahead of its arrival the option changes nothing (su
 again, until its watermark reaches each end: the rule without it). The real dataflow's cases are in
 tests/scenarios/bytewax_live_clock.yaml and tests/test_bytewax_live_clock.py."""
 
+from dataclasses import replace
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from explorer.config import Scope, Strategy, TimeSource
+from explorer.config import Scope, Strategy, TimeSource, WindowSpec, preset
 from explorer.core import run
+from explorer.errors import InputError
+from explorer.export import TARGETS, export
 from explorer.streams import stream_from_frame
+from explorer.verify.engines import ENGINE_JOBS
 
 from strategies import configs, examples, frames
 from test_compiled import assert_same, check
@@ -37,3 +43,20 @@ def test_live_wakeups_change_nothing_for_keys_behind_the_clock(case):
     stream, config = case
     assert_same(run(stream, config.with_time(bytewax_live_wakeups=False), engine="reference"),
                 run(stream, config, engine="reference"))
+
+
+LIVE = replace(preset("bytewax"), window=WindowSpec.parse("tumbling:10")).with_time(bytewax_live_wakeups=True)
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+def test_every_export_says_what_it_does_with_live_wakeups(target):
+    """No program reproduces them (Bytewax's drives its clock by hand), so each says so in a NOTE."""
+    notes = [line for line in export(LIVE, target).splitlines() if "NOTE" in line]
+    assert any("--bytewax-live-wakeups" in line for line in notes), notes
+
+
+def test_verify_refuses_live_wakeups_in_one_line():
+    """The exported job wakes every key before each item: verify would hold it against a prediction it cannot make."""
+    with pytest.raises(InputError, match="--bytewax-live-wakeups models a live dataflow"):
+        ENGINE_JOBS["bytewax"].check(LIVE)
+    ENGINE_JOBS["bytewax"].check(LIVE.with_time(bytewax_live_wakeups=False))

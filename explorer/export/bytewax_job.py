@@ -17,6 +17,7 @@ order) and ``OUTDIR/refused.jsonl`` (``id``, ``key``: the ``late`` stream).
 from __future__ import annotations
 
 from explorer.config import RunConfig, WindowKind
+from explorer.core.rules import derive
 from explorer.export.common import ExportSource, unsupported
 from explorer.export.replay import program_head, source_settings
 from explorer.timeutil import format_duration
@@ -36,7 +37,12 @@ def bytewax_job(config: RunConfig, source: ExportSource) -> str:
         shape = {"SIZE_US": window.size, "OFFSET_US": window.offset}
     wait = config.time.bound + config.time.delay
     settings = source_settings(source) | {"WAIT_US": wait} | shape
-    notes = unsupported(config, "Bytewax", {"side_output", "event_clock", "scope", "timestamp_rule", "offset"})
+    notes = unsupported(config, "Bytewax", {"side_output", "event_clock", "scope", "timestamp_rule", "offset",
+                                            "live_wakeups"})
+    if derive(config).live_wakeups:
+        notes.append("--bytewax-live-wakeups: this program drives the EventClock by hand and wakes every key before "
+                     "each item, so it closes windows as the option's off; deployed on the system clock (drop "
+                     "now_getter and to_system_utc, see To deploy) Bytewax wakes keys as predicted here")
     header = [f"# NOTE: {n}" for n in notes]
     header.append("# cadence: one item at a time, every key woken before each arrival")
     header.append(f"# clock: EventClock(wait_for_system_duration={format_duration(wait)}); window: {window}")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from explorer.config import RunConfig, Scope, WindowKind, what_if
 from explorer.core.result import Reason
+from explorer.core.rules import derive
 from explorer.errors import InputError
 from explorer.export.beam_job import beam_job, per_event
 from explorer.export.bytewax_job import bytewax_job
@@ -85,6 +86,16 @@ def _spark_cadence(config: RunConfig) -> str | None:
     return None
 
 
+def _bytewax_cadence(config: RunConfig) -> str | None:
+    """Bytewax takes one item at a time; and its job wakes every key before each (the clock driven by hand), so a
+    live dataflow's wake-ups on the system clock cannot be run by it: tests/test_bytewax_live_clock.py checks them
+    on the real clock instead."""
+    if derive(config).live_wakeups:
+        return ("--bytewax-live-wakeups models a live dataflow on the system clock; the exported job drives Bytewax's "
+                "clock by hand and wakes every key before each item, so it cannot run those wake-ups")
+    return one_event_per_batch(config, "Bytewax takes its items one at a time")
+
+
 def _flink_cadence(config: RunConfig) -> str | None:
     """What the Flink programs cannot replay as predicted: a cadence without ticks, times finer than Flink's ms,
     a watermark that is not one per partition merged by min (or one in all), the wall clock of withIdleness."""
@@ -122,7 +133,7 @@ ENGINE_JOBS: dict[str, EngineJob] = {
     "bytewax": EngineJob("bytewax", "bytewax", bytewax_job,
                          frozenset({Reason.WATERMARK.value, Reason.END_OF_STREAM.value}), venv="bytewax",
                          refuses=True,
-                         cadence=lambda config: one_event_per_batch(config, "Bytewax takes its items one at a time"),
+                         cadence=_bytewax_cadence,
                          # Bytewax's session ends at its last item; the explorer's, strictly closed, 1 µs after
                          # last + gap
                          session_end=lambda config, end: end - config.window.gap - 1),

@@ -118,6 +118,24 @@ def test_the_output_line_names_the_early_panes_and_the_window_boxes_their_kind()
                     "session": ("gap (s)", "slide (s)"), "cumulate": ("size (s)", "step (s)")}
 
 
+def test_a_window_fired_by_a_partition_going_idle_says_so():
+    """withIdleness decides idleness at the periodic emit between batches, and the trace has an 'idle check' row
+    where that moved the merged watermark. A window fired there read, in the inspector, like one fired by a
+    record's watermark, at a time no record arrived; it says the idle check now, and no other window does."""
+    flink = Explorer(generate("skewed-partitions"), "flink")
+    flink.controls.window_kind.value = "tumbling"
+    flink.controls.size.value = 10
+    flink.controls.source_idle.value = 1.0
+    flink.wait_until_settled()
+    trace, windows = flink.result.watermarks, flink.result.windows
+    at_check = windows["emit_time"].isin(trace.loc[trace["at"] == "idle check", "time"]).to_numpy()
+    fired = np.flatnonzero(at_check & (windows["reason"] == "WATERMARK").to_numpy())
+    assert len(fired) and (~at_check).any()
+    said = "moved at the periodic emit's idle check: a partition silent for more than 1 s left the merge"
+    assert said in flink.inspect_window(int(fired[0]))
+    assert said not in flink.inspect_window(int(np.flatnonzero(~at_check)[0]))
+
+
 def test_counts_agree_with_their_nouns_and_a_missing_value_is_a_word():
     """"first results after 5 s instead of -", "1 revisions", "1 event(s)"."""
     explorer = Explorer(generate("voltsp", scenario=3), "voltsp")

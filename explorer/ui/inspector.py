@@ -152,6 +152,17 @@ def explain_event(result: Result, row: int) -> str:
     return "<br>".join(lines)
 
 
+def _idle_check(result: Result, emit_time: int) -> str:
+    """Why the watermark moved at ``emit_time`` when no record did: the trace's 'idle check' row there (Flink's
+    withIdleness, decided at a periodic emit between batches). Without it a window fired by a partition leaving
+    the merge read like one fired by a record's watermark, at a time no record arrived."""
+    trace, timeout = result.watermarks, result.config.time.source_idle_timeout
+    if timeout is None or not ((trace["at"] == "idle check") & (trace["time"] == emit_time)).any():
+        return ""
+    return (f", moved at the periodic emit's idle check: a partition silent for more than {duration(timeout)} "
+            "left the merge of the partitions' watermarks (withIdleness, --source-idle-timeout)")
+
+
 def explain_window(result: Result, row: int) -> str:
     """What held a window open and what closed it."""
     w = why_window(result, row)
@@ -190,7 +201,7 @@ def explain_window(result: Result, row: int) -> str:
                      "fires at its end")
     elif w.reason is Reason.WATERMARK:
         lines.append(f"the effective watermark reached its end: {at(w.watermark)} − delay {duration(t.delay)} "
-                     f"= {at(w.effective_watermark)} ≥ {at(w.end)}")
+                     f"= {at(w.effective_watermark)} ≥ {at(w.end)}" + _idle_check(result, w.emit_time))
     elif w.reason is Reason.IDLE_TIMEOUT:
         lines.append(f"its key was silent for {duration(t.idle_timeout)} on the {t.idle_clock.value} clock "
                      f"while the effective watermark was only {at(w.effective_watermark)}")

@@ -82,12 +82,14 @@ def _step(st: State, b: int) -> None:
             taken = not refused
         else:
             late, refused, taken = admit_fixed(st, i, t, eff)
+        # the event clock moves before a late element fires its window, as the reference's on_admitted does: a
+        # firing that empties the key (forget_when_empty) then forgets the moved clock too
+        if st.event_clock and fast_forward(st, s, t, eff) and not st.merged:
+            reschedule_due(st, s)
         if st.on_update and taken:
             _emit_updates(st, i, m[st.commit + b], raw)
         if st.late_at_once and taken:
             _fire_on_element(st, i, m[st.ev_arrival + i], raw, eff)
-        if st.event_clock and fast_forward(st, s, t, eff) and not st.merged:
-            reschedule_due(st, s)
         if st.live_wakeups and taken:
             hold(st, g, i)
         m[st.ev_status + i] = _status(st, late, refused, taken)

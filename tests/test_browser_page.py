@@ -83,6 +83,12 @@ LOOK = """(minTrack) => {
   for (const input of document.querySelectorAll('.jp-OutputArea .widget-text input, .jp-OutputArea .widget-inline-hbox input')) {
     if (visible(input) && input.scrollWidth > input.clientWidth + 1) found.push(`text box cuts "${input.value}"`);
   }
+  // a box of controls never scrolls sideways: the engine rules ran 23 px past their accordion, and the controls'
+  // column 4 px past its width (2 px margins), under scroll bars that, once moved, cut the controls' edges
+  for (const box of document.querySelectorAll('.jp-OutputArea .widget-box, .jp-OutputArea .jupyter-widget-Collapse-contents')) {
+    if (visible(box) && box.scrollWidth > box.clientWidth + 1 && getComputedStyle(box).overflowX !== 'visible')
+      found.push(`box scrolls sideways (${box.scrollWidth} px in ${box.clientWidth}): ${box.textContent.trim().slice(0, 30)}`);
+  }
   for (const track of document.querySelectorAll('.jp-OutputArea .noUi-target')) {
     if (!visible(track)) continue;
     seen.sliders += 1;

@@ -26,6 +26,7 @@ from explorer.ui.live_figure import FigureOnDemand, LiveFigure
 from explorer.ui.figures import STATUS_COLORS, STATUS_LABELS, STATUSES, plot_time
 from explorer.ui.plotly_messages import send
 from explorer.ui.words import plural
+from explorer.ui.rule_controls import FILL
 
 S = MICROS["s"]
 COMPARE_POINTS = 5_000  # events per panel and view; small multiples show a stretch, not every point
@@ -49,7 +50,7 @@ class ComparePanel:
         # the examples by name only ("3. event e812 (t=81.2 s)"): with every side's account in it, a line ran to
         # 2,600 px in a 450–770 px list and the other engines' side was out of sight; the picked one's account
         # is written out under the list, where it wraps
-        self.disagreements = W.Select(options=[], rows=8, layout=W.Layout(width="100%", display="none"))
+        self.disagreements = W.Select(options=[], rows=8, layout=W.Layout(width=FILL, display="none"))
         self.example = W.HTML()
         self.plot = FigureOnDemand(figure_made)  # made and shown when compare is pressed
         self.comparison: Comparison | None = None

@@ -16,7 +16,7 @@ import ipywidgets as W
 from explorer.config import (PRESETS, TIME_FIELDS, BatchSpec, RunConfig, TimeField, WindowKind, WindowSpec, apply_delay,
                              delay_of, preset)
 from explorer.errors import InputError
-from explorer.ui.rule_controls import RuleControls, rules_from
+from explorer.ui.rule_controls import MARGIN_PX, RuleControls, rules_from
 from explorer.timeutil import MICROS, human_duration
 
 S = MICROS["s"]
@@ -24,6 +24,9 @@ STYLE = {"description_width": "9em"}
 # 30em leaves a dropdown 21em: its longest option ("scripted (the input's watermark rows)") fits, where 26em
 # cut the watermark strategy to "bounded (max seen − L, per eve…" (tests/test_browser_page.py measures it)
 CONTROL_WIDTH = "30em"
+# the column: its controls and their 2 px margins (MARGIN_PX) each side; at CONTROL_WIDTH it ran 4 px short, so it
+# scrolled sideways and cut its boxes' right edges (seen in Chromium at 1280 px)
+COLUMN_WIDTH = f"calc({CONTROL_WIDTH} + {2 * MARGIN_PX}px)"
 
 
 def wide() -> W.Layout:
@@ -126,7 +129,7 @@ class Controls:
         rules = set(self.rules.widgets.values())
         shown = [w for w in self.all if w not in rules and self.slider_name(w) is None]
         return W.VBox([W.HTML("<b>Time configuration</b>"), *shown, self.rules.box],
-                      layout=W.Layout(width=CONTROL_WIDTH, min_width=CONTROL_WIDTH))
+                      layout=W.Layout(width=COLUMN_WIDTH, min_width=COLUMN_WIDTH))
 
     def sliders_box(self) -> W.VBox:
         """The sliders, one a row as wide as the figure under them, each with its value as a duration: the knobs

@@ -14,6 +14,7 @@ from explorer.config import RunConfig
 from explorer.errors import InputError
 from explorer.export import TARGETS, ExportSource, export
 from explorer.streams import Stream
+from explorer.ui.rule_controls import FILL
 
 
 class ExportPanel:
@@ -28,7 +29,7 @@ class ExportPanel:
     def __init__(self, config: Callable[[], RunConfig], stream: Callable[[], Stream]):
         self._config, self._stream = config, stream
         self.target = W.Dropdown(options=list(TARGETS), value="voltsp-yaml", description="copy as")
-        self.text = W.Textarea(layout=W.Layout(width="100%", height="16em"))
+        self.text = W.Textarea(layout=W.Layout(width=FILL, height="16em"))
         self.copy = W.HTML(self.COPY)
         self.target.observe(lambda _c: self.refresh(), names="value")
 

@@ -19,6 +19,8 @@ from explorer.config import TIME_FIELDS, TimeConfig, TimeField
 
 RULE_FIELDS: tuple[TimeField, ...] = tuple(spec for spec in TIME_FIELDS if spec.control is None)
 STYLE = {"description_width": "14em"}
+MARGIN_PX = 2  # ipywidgets' margin around each control, on each side
+FILL = f"calc(100% - {2 * MARGIN_PX}px)"  # a control as wide as its box: at 100% its margins ran past it
 
 
 class RuleControls:
@@ -55,7 +57,9 @@ def _label(spec: TimeField) -> str:
 
 
 def _widget_for(spec: TimeField) -> W.Widget:
-    layout = W.Layout(width="29em")  # inside the accordion's padding, in the 30em controls column
+    # the accordion's box less each widget's 2 px margins: at 29em the rules ran 23 px past its padding in the 30em
+    # controls column, under a scroll bar that, once scrolled, cut the checkboxes off (seen in Chromium at 1280 px)
+    layout = W.Layout(width=FILL)
     if spec.values is bool:
         return W.Checkbox(value=False, description=_label(spec), indent=False, tooltip=spec.help, layout=layout)
     if spec.values is None:

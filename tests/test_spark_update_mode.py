@@ -94,8 +94,8 @@ def test_coalesced_rows_are_the_on_update_rows_of_each_batch(case):
     with the count of its last one and every record it took so far; the decisions (statuses, pairs, watermarks)
     are on-update's and on-close's alike; every session row is a session some record of that batch is in."""
     stream, config = case
-    # per batch here; per commit interval below (early panes come before on-close's only: not drawn here)
-    config = config.with_time(commit_interval=None, early_firings=None)
+    # per batch here; per commit interval below (early and periodic panes come before on-close's only: not drawn here)
+    config = config.with_time(commit_interval=None, early_firings=None, continuous_event_time=None)
     batch = config.with_time(emit=Emit.ON_BATCH)
     coalesced = run(stream, batch)
     updates = run(stream, config.with_time(emit=Emit.ON_UPDATE))
@@ -183,7 +183,8 @@ def test_one_record_a_batch_coalesces_nothing(case):
     record's; but a session a record replaced by the same span gets no tombstone (a cache keeps a span's last
     value)."""
     stream, config = case
-    config = replace(config.with_time(commit_interval=None, early_firings=None), batches=BatchSpec(BatchKind.EVENT))
+    config = replace(config.with_time(commit_interval=None, early_firings=None, continuous_event_time=None),
+                     batches=BatchSpec(BatchKind.EVENT))
     coalesced = run(stream, config.with_time(emit=Emit.ON_BATCH)).windows
     updates = run(stream, config.with_time(emit=Emit.ON_UPDATE)).windows
     span = ["key", "start", "end", "emit_batch"]
@@ -201,7 +202,7 @@ def test_a_commit_interval_flushes_at_its_multiples(case):
     stream, config = case
     # (a key Bytewax forgets can take a window up twice within one interval: two rows at one flush)
     config = config.with_time(emit=Emit.ON_BATCH, commit_interval=3 * S, forget_clock_when_empty=False,
-                              early_firings=None)
+                              early_firings=None, continuous_event_time=None)
     result = run(stream, config)
     w = result.windows
     assert (w["emit_time"] % (3 * S) == 0).all()

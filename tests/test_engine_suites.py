@@ -165,6 +165,8 @@ def test_engine_suite_cases(suite, name, engine):
     ("flink-continuous", "periodic_then_at_the_end", {"continuous_event_time": None}),  # one firing, at the end
     ("flink-continuous", "panes_repeat_without_new_elements", {"continuous_event_time": 3_000}),  # 3, 6, then 9
     ("flink-continuous", "first_element_sets_the_boundaries", {"continuous_event_time": 2_000}),  # 6 and 8
+    ("flink-continuous", "timer_behind_the_watermark_fires_at_the_next_advance",
+     {"continuous_event_time": 3_000}),  # 3 and 6 at W = 6, then 9 alone
     ("streaming-systems", "example_2_8_allowed_lateness", {"allowed_lateness": 0}),  # the 6 dropped: no LATE 11
     ("streaming-systems", "example_2_7_perfect_watermark", {"early_firings": 90_000_000}),  # other early panes
 ])

@@ -115,7 +115,9 @@ PRESETS: dict[str, Preset] = {
         "Bytewax (004): EventClock per key. Watermark = largest timely timestamp − wait, advancing with "
         "processing (arrival) time since that item; an item is late when its timestamp is below the watermark "
         "and is dropped; windows close when end ≤ watermark, the rest at end of input. A key whose windows have "
-        "all closed loses its state, clock included: its next item starts a fresh watermark (tumbling, sliding).",
+        "all closed loses its state, clock included: its next item starts a fresh watermark (tumbling, sliding). "
+        "Every due key is woken before each item; --bytewax-live-wakeups wakes them as a live dataflow on the system "
+        "clock does (a key stamped ahead of it only at its first held item or window close).",
         TimeConfig(strategy=Strategy.EVENT_CLOCK, lateness_rule=LatenessRule.TIMESTAMP, late_policy=LatePolicy.DROP,
                    session_close_strict=True, forget_clock_when_empty=True),
         delay_field="bound",

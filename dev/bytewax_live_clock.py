@@ -1,9 +1,10 @@
 """A live Bytewax 0.21.1 dataflow on the real system clock: when does it wake a key to close its windows?
 
-Run from Bytewax's venv (``make engines``): ``.engines/bytewax/bin/python dev/bytewax_live_clock.py ITEMS WAIT SIZE``,
-ITEMS a JSON list of ``[id, key, t, arrival]`` (seconds from the run's start), WAIT the EventClock's
-``wait_for_system_duration`` and SIZE the tumbling window's length, in seconds. Prints one JSON object: the windows
-emitted (key, start, item ids, and when, in seconds of system time from the start), and the late item ids.
+Run from Bytewax's venv (``make engines``): ``.engines/bytewax/bin/python dev/bytewax_live_clock.py ITEMS WAIT SIZE
+[SLIDE]``, ITEMS a JSON list of ``[id, key, t, arrival]`` (seconds from the run's start), WAIT the EventClock's
+``wait_for_system_duration`` and SIZE the tumbling window's length, in seconds (with SLIDE: sliding windows, one
+every SLIDE). Prints one JSON object: the windows emitted (key, start, item ids, and when, in seconds of system
+time from the start), and the late item ids.
 
 Unlike the exported job (``explorer/export/bytewax_job.py``), which drives the clock by hand and wakes every key
 before each item, nothing here is faked: the EventClock keeps its default ``now_getter`` (the system clock) and its
@@ -22,7 +23,7 @@ from datetime import datetime, timedelta, timezone
 import bytewax.operators as op
 from bytewax.dataflow import Dataflow
 from bytewax.inputs import DynamicSource, StatelessSourcePartition
-from bytewax.operators.windowing import EventClock, TumblingWindower, collect_window
+from bytewax.operators.windowing import EventClock, SlidingWindower, TumblingWindower, collect_window
 from bytewax.outputs import DynamicSink, StatelessSinkPartition
 from bytewax.testing import run_main
 
@@ -73,12 +74,13 @@ class Collect(DynamicSink):
         return _Collect(self.out)
 
 
-def main(items, wait: float, size: float) -> dict:
+def main(items, wait: float, size: float, slide: float | None = None) -> dict:
     flow = Dataflow("live_clock")
     keyed = op.key_on("key", op.input("items", flow, PacedSource(items)), lambda item: item[1])
     clock = EventClock(lambda item: at(item[2]), wait_for_system_duration=timedelta(seconds=wait))
-    windows = collect_window("windows", keyed, clock, TumblingWindower(length=timedelta(seconds=size),
-                                                                        align_to=START))
+    windower = (TumblingWindower(length=timedelta(seconds=size), align_to=START) if slide is None else
+                SlidingWindower(length=timedelta(seconds=size), offset=timedelta(seconds=slide), align_to=START))
+    windows = collect_window("windows", keyed, clock, windower)
     emitted, late, meta = [], [], []
     op.output("emitted", windows.down, Collect(emitted))
     op.output("late", windows.late, Collect(late))
@@ -91,4 +93,4 @@ def main(items, wait: float, size: float) -> dict:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(json.loads(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]))))
+    print(json.dumps(main(json.loads(sys.argv[1]), *map(float, sys.argv[2:5]))))

@@ -136,6 +136,14 @@ def test_a_window_fired_by_a_partition_going_idle_says_so():
     assert said not in flink.inspect_window(int(np.flatnonzero(~at_check)[0]))
 
 
+def test_the_two_clocks_write_seconds_past_ten_thousand_whole():
+    """Seen in Chromium on skewed-partitions (40,000 events, 20,000 s): the seconds axes read "10.03k", Plotly's
+    SI suffix, which says no duration; they read "10,030" now."""
+    explorer = Explorer(generate("textbook", events=200), "flink")
+    for axis in (explorer.clocks.layout.xaxis, explorer.clocks.layout.yaxis):
+        assert (axis.exponentformat, axis.separatethousands) == ("none", True)
+
+
 def test_counts_agree_with_their_nouns_and_a_missing_value_is_a_word():
     """"first results after 5 s instead of -", "1 revisions", "1 event(s)"."""
     explorer = Explorer(generate("voltsp", scenario=3), "voltsp")

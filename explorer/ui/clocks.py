@@ -124,6 +124,9 @@ class ClocksView:
                           xaxis_title="arrival (processing) time, s", yaxis_title="event time, s",
                           legend=dict(orientation="h", y=-0.15), hovermode="closest", uirevision="keep")
         fig.update_layout(legend_itemclick=False, legend_itemdoubleclick=False)
+        # seconds past 10,000 as "10,030", not Plotly's SI "10.03k" (a kilo-second reads as no duration at all)
+        fig.update_xaxes(exponentformat="none", separatethousands=True)
+        fig.update_yaxes(exponentformat="none", separatethousands=True)
         return fig
 
     def index(self, name: str) -> int:

@@ -242,10 +242,9 @@ class TimeConfig:
     # last + gap; modelled as [first, last + gap + 1 µs) joined only by overlap. Others (Spark) merge
     # sessions [t, t + gap) that overlap or touch and close when last + gap ≤ watermark.
     session_close_strict: bool = False
-    # Flink's merging windows: an event's lateness is judged on the session it merges into (after
-    # MergingWindowSet.addWindow), and an emitted session it extends past the watermark fires again only when
-    # the watermark reaches the new end (EventTimeTrigger). Others (Spark) judge the event's own [t, t + gap)
-    # and re-emit an emitted session at once.
+    # Flink's merging windows: an event's lateness is judged on the session it merges into (MergingWindowSet), and
+    # an emitted session it extends past the watermark fires again when the watermark reaches the new end. Others
+    # (Spark) judge the event's own [t, t + gap) and re-emit an emitted session at once.
     session_lateness_on_merge: bool = False
     # Beam's Sessions.mergeWindows joins windows [t, t + gap) only when they overlap: [10, 20) and [20, 30) stay
     # two. Others (Spark) merge sessions that touch as well.
@@ -275,14 +274,11 @@ class TimeConfig:
     watermark_unit: int = 1
     emit: Emit = Emit.ON_CLOSE
     panes: Panes = Panes.ACCUMULATING
-    # emit on-batch: coalesce the updates per this much processing (arrival) time, flushed at each multiple of it,
-    # instead of per batch (Kafka Streams' record cache flushes at each commit, commit.interval.ms, 30 s by
-    # default). None: per batch (Spark's micro-batches).
+    # emit on-batch: the updates coalesced per this much arrival time, flushed at each multiple (Kafka Streams' cache,
+    # commit.interval.ms); None: per batch (Spark's micro-batches)
     commit_interval: int | None = None
-    # Beam's early firings, AfterWatermark.pastEndOfWindow().withEarlyFirings(AfterProcessingTime
-    # .pastFirstElementInPane().plusDelayOf(T)): a window's first element of a pane, arriving at processing time p,
-    # fires an EARLY pane at p + T unless the watermark has fired the window by then. None: no early panes. Decides
-    # nothing else (core/early.py adds the panes after any runner).
+    # Beam's withEarlyFirings(AfterProcessingTime.pastFirstElementInPane().plusDelayOf(T)): a pane's first element at
+    # processing time p fires an EARLY pane at p + T unless the watermark fired first; decides nothing (core/early.py)
     early_firings: int | None = None
     # Flink's ContinuousEventTimeTrigger.of(I): a window also fires at each multiple of I the watermark passes (core/continuous)
     continuous_event_time: int | None = None

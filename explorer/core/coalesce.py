@@ -22,7 +22,7 @@ emitted gets a TOMBSTONE (Kafka's caching session store forwards one; Spark refu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -31,7 +31,7 @@ from explorer.config import Emit, Panes, RunConfig, WindowKind
 from explorer.core.panes import first_listings, regroup
 from explorer.core.result import WINDOW_COLUMNS, Reason, Result, canonical_order
 from explorer.core.rules import derive
-from explorer.core.summary import summarize
+from explorer.core.summary import with_windows
 from explorer.core.watermarks import GLOBAL
 
 
@@ -46,12 +46,7 @@ def coalesce(result: Result) -> Result:
     if not coalesced(config):
         return result
     windows = _coalesced_windows(result)
-    m = result.metrics
-    counts = {str(status): int(n) for status, n in result.events["status"].value_counts().items()}
-    admitted = int(result.assignments["admitted"].sum())
-    metrics = summarize(counts, admitted, len(result.assignments) - admitted, windows, m.max_open_windows,
-                        m.partly_dropped)
-    return replace(result, windows=windows, metrics=metrics)
+    return with_windows(result, windows)
 
 
 def _coalesced_windows(result: Result) -> pd.DataFrame:

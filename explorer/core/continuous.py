@@ -28,7 +28,6 @@ windows' timers stay registered (ContinuousEventTimeTriggerTest.testMergingWindo
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -36,7 +35,7 @@ import pandas as pd
 from explorer.config import MILLISECOND, Emit, Panes, RunConfig, WindowKind
 from explorer.core.result import WINDOW_COLUMNS, Reason, Result, canonical_order
 from explorer.core.rules import derive
-from explorer.core.summary import summarize
+from explorer.core.summary import with_windows
 from explorer.core.watermarks import GLOBAL
 from explorer.errors import InputError
 
@@ -72,12 +71,7 @@ def add_continuous_panes(result: Result) -> Result:
     if why:
         raise InputError(why)
     windows = _with_periodic(result, interval)
-    m = result.metrics
-    counts = {str(status): int(n) for status, n in result.events["status"].value_counts().items()}
-    admitted = int(result.assignments["admitted"].sum())
-    metrics = summarize(counts, admitted, len(result.assignments) - admitted, windows, m.max_open_windows,
-                        m.partly_dropped)
-    return replace(result, windows=windows, metrics=metrics)
+    return with_windows(result, windows)
 
 
 def _advances(result: Result) -> dict[str, pd.DataFrame]:

@@ -30,7 +30,6 @@ each merged window's timer; Java's ``ReduceFnRunner`` merges them), not one mode
 
 from __future__ import annotations
 
-from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -39,7 +38,7 @@ from explorer.config import Emit, Panes, RunConfig, WindowKind
 from explorer.core.coalesce import last_up_to, marks_at
 from explorer.core.result import WINDOW_COLUMNS, Reason, Result, canonical_order
 from explorer.core.rules import derive
-from explorer.core.summary import summarize
+from explorer.core.summary import with_windows
 from explorer.core.watermarks import GLOBAL
 from explorer.errors import InputError
 
@@ -71,12 +70,7 @@ def add_early_panes(result: Result) -> Result:
     if why:
         raise InputError(why)
     windows = _with_early(result, delay)
-    m = result.metrics
-    counts = {str(status): int(n) for status, n in result.events["status"].value_counts().items()}
-    admitted = int(result.assignments["admitted"].sum())
-    metrics = summarize(counts, admitted, len(result.assignments) - admitted, windows, m.max_open_windows,
-                        m.partly_dropped)
-    return replace(result, windows=windows, metrics=metrics)
+    return with_windows(result, windows)
 
 
 def _with_early(result: Result, delay: int) -> pd.DataFrame:

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from explorer.core.result import Metrics, Reason, Stat, Status
+from explorer.core.result import Metrics, Reason, Result, Stat, Status
 
 REFUSED_STATUSES = (Status.SIDE_OUTPUT.value, Status.DROPPED.value)
 # a window's first emission: on close (by watermark or idle timeout), by the late element that opened a window the
 # watermark had passed (LATE_UPDATE at revision 1), or on-update its first record's; its latency is the window's
 FIRST_EMISSIONS = (Reason.WATERMARK.value, Reason.IDLE_TIMEOUT.value, Reason.LATE_UPDATE.value, Reason.UPDATE.value)
+
+
+def with_windows(result: Result, windows: pd.DataFrame) -> Result:
+    """``result`` with another windows table and that table's metrics: the steps that cut or add panes after
+    any runner (coalescing, early and periodic panes) change what is emitted, never a decision, so the statuses
+    and assignments counted are the run's."""
+    m = result.metrics
+    counts = {str(status): int(n) for status, n in result.events["status"].value_counts().items()}
+    admitted = int(result.assignments["admitted"].sum())
+    metrics = summarize(counts, admitted, len(result.assignments) - admitted, windows, m.max_open_windows,
+                        m.partly_dropped)
+    return replace(result, windows=windows, metrics=metrics)
 
 
 def summarize(counts: dict[str, int], admitted: int, refused: int, windows: pd.DataFrame,

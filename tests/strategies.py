@@ -107,6 +107,10 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bo
     continuous = (draw(st.sampled_from([None, None, 2 * S, 7 * S]))
                   if emit is Emit.ON_CLOSE and window.kind is not WindowKind.SESSION and not forget and early is None
                   else None)
+    # Flink's ContinuousProcessingTimeTrigger: the same, when neither other trigger was drawn
+    processing = (draw(st.sampled_from([None, None, 2 * S, 5 * S]))
+                  if emit is Emit.ON_CLOSE and window.kind is not WindowKind.SESSION and not forget
+                  and early is None and continuous is None else None)
     time = TimeConfig(
         time_source=time_source,
         strategy=draw(st.sampled_from([s for s in Strategy if not (fast_only and s is Strategy.EVENT_CLOCK)
@@ -138,6 +142,7 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bo
         commit_interval=draw(st.sampled_from([None, None, 3 * S])),  # emit on-batch: per batch, or per 3 s
         early_firings=early,
         continuous_event_time=continuous,
+        continuous_processing_time=processing,
     )
     return RunConfig(window=window, time=time, batches=draw(batch_specs(has_batch)), preset="custom")
 

@@ -258,9 +258,8 @@ class TimeConfig:
     # of its first held-back item; so a key stamped ahead of the clock closes late (core/wakeups.py). Per key, fixed.
     bytewax_live_wakeups: bool = False
     windows_from_zero: bool = False
-    # Beam drops a late element only once the watermark is *past* end + allowed lateness (its window's
-    # maxTimestamp + allowedLateness < watermark): at exactly end + allowed lateness it is still kept. Others drop
-    # it there (Flink: maxTimestamp + allowedLateness <= watermark).
+    # Beam drops a late element only once the watermark is *past* end + allowed lateness (maxTimestamp + allowedLateness
+    # < watermark): at exactly end + allowed lateness it is still kept. Others drop it there (Flink: <= watermark).
     late_kept_at_horizon: bool = False
     # Flink's EventTimeTrigger fires on the element: a window that takes an element once the watermark has passed
     # its end fires there and then, once per element, even when several arrive between two watermarks. Others
@@ -274,14 +273,15 @@ class TimeConfig:
     watermark_unit: int = 1
     emit: Emit = Emit.ON_CLOSE
     panes: Panes = Panes.ACCUMULATING
-    # emit on-batch: the updates coalesced per this much arrival time, flushed at each multiple (Kafka Streams' cache,
-    # commit.interval.ms); None: per batch (Spark's micro-batches)
+    # emit on-batch: updates coalesced per this much arrival time, flushed at each multiple (commit.interval.ms; None: per batch)
     commit_interval: int | None = None
     # Beam's withEarlyFirings(AfterProcessingTime.pastFirstElementInPane().plusDelayOf(T)): a pane's first element at
     # processing time p fires an EARLY pane at p + T unless the watermark fired first; decides nothing (core/early.py)
     early_firings: int | None = None
     # Flink's ContinuousEventTimeTrigger.of(I): a window also fires at each multiple of I the watermark passes (core/continuous)
     continuous_event_time: int | None = None
+    # Flink's ContinuousProcessingTimeTrigger.of(I): fires every I of arrival time from its first (core/continuous_processing)
+    continuous_processing_time: int | None = None
 
     def __post_init__(self) -> None:
         """Every value checked against TIME_FIELDS, whoever built the config (a flag, YAML, a control, code):

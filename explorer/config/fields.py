@@ -184,6 +184,12 @@ TIME_FIELDS: tuple[TimeField, ...] = (
               "first after its first element's timestamp, whether or not elements arrived since, then at its end "
               "(off: EventTimeTrigger; tumbling, sliding and cumulate windows, emit on-close)",
               yaml="continuousEventTime", optional=True, positive=True, windows=("tumbling", "sliding", "cumulate")),
+    TimeField("continuous_processing_time", "continuous_processing_time", "Flink's ContinuousProcessingTimeTrigger.of(I): "
+              "a window fires, keeping its contents, at every I of processing (arrival) time from the first multiple "
+              "after its first element's, whether or not elements arrived since, until maxTimestamp; never by the "
+              "watermark, which only purges it at maxTimestamp + allowed lateness (off: EventTimeTrigger; tumbling, "
+              "sliding and cumulate windows, emit on-close)",
+              yaml="continuousProcessingTime", optional=True, positive=True, windows=("tumbling", "sliding", "cumulate")),
 )
 FIELD_BY_OPTION = {spec.option: spec for spec in TIME_FIELDS}
 

@@ -10,7 +10,8 @@ from explorer.budget import check_run
 from explorer.config import RunConfig, Scope, TimeSource
 from explorer.core.assemble import run_reference
 from explorer.core.coalesce import coalesce, coalesced
-from explorer.core import continuous
+from explorer.core import continuous, continuous_processing
+from explorer.core.continuous_processing import add_processing_panes
 from explorer.core.early import add_early_panes, refusal
 from explorer.core.compiled import evaluate, evaluate_metrics
 from explorer.core.result import Metrics, Reason, Result, Stat, Status
@@ -31,15 +32,17 @@ def run(stream: Stream, config: RunConfig | None = None, engine: str = "compiled
     # on-batch: the kernel runs on-update, and its table is coalesced here (the reference does it in run_reference)
     if engine == "reference":
         return run_reference(stream, config)
-    return continuous.add_continuous_panes(add_early_panes(coalesce(evaluate(stream, config))))
+    return add_processing_panes(continuous.add_continuous_panes(add_early_panes(coalesce(evaluate(stream, config)))))
 
 
 def run_metrics(stream: Stream, config: RunConfig) -> Metrics:
     """Just the metrics (for sweeps): no per-event tables, no window contents."""
     check_inputs(stream, config)
     t = config.time
-    if coalesced(config) or t.early_firings is not None or t.continuous_event_time is not None:  # (emissions added after)
-        return continuous.add_continuous_panes(add_early_panes(coalesce(evaluate(stream, config)))).metrics
+    added = (t.early_firings, t.continuous_event_time, t.continuous_processing_time)  # emissions added after
+    if coalesced(config) or any(a is not None for a in added):
+        return add_processing_panes(continuous.add_continuous_panes(add_early_panes(coalesce(evaluate(stream,
+                                                                                                      config))))).metrics
     return evaluate_metrics(stream, config)
 
 
@@ -52,7 +55,7 @@ def check_inputs(stream: Stream, config: RunConfig) -> None:
     if config.time.follows_watermark_rows and stream.watermarks.empty:
         raise InputError(f"{stream.name}: strategy scripted follows the input's watermark rows (column kind = "
                          "'watermark'), and it has none")
-    why = refusal(config) or continuous.refusal(config)
+    why = refusal(config) or continuous.refusal(config) or continuous_processing.refusal(config)
     if why:
         raise InputError(why)
     time = config.time

@@ -137,7 +137,8 @@ def _rows(result: Result, early: pd.DataFrame) -> pd.DataFrame:
     order = np.argsort(arrivals, kind="stable")
     due = early["emit_time"].to_numpy(dtype=np.int64)
     before = np.searchsorted(arrivals[order], due, side="left")  # events that arrived before each timer
-    batch = events["batch"].to_numpy(dtype=np.int64)[order][before - 1]
+    batch = (early["emit_batch"].to_numpy(dtype=np.int64) if "emit_batch" in early  # (a timer due in the past)
+             else events["batch"].to_numpy(dtype=np.int64)[order][before - 1])
     partition_of = dict(zip(events["key"], events["partition"]))
     group = [str(k) if rules.per_key else str(partition_of[k]) if rules.per_partition else GLOBAL
              for k in early["key"].tolist()]

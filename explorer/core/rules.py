@@ -176,6 +176,9 @@ NOT_RULES: dict[str, str] = {
                      "or late pane, so core.early adds them to the windows table after any runner",
     "continuous_event_time": "periodic panes are added, not decided: Flink's ContinuousEventTimeTrigger drops, "
                              "judges and fires at the end as EventTimeTrigger does, so core.continuous adds them",
+    "continuous_processing_time": "the periodic panes replace the firings, not any drop or lateness: the "
+                                  "WindowOperator drops and purges by the watermark as under EventTimeTrigger, so "
+                                  "core.continuous_processing rewrites the windows table after any runner",
 }
 
 

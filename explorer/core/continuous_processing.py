@@ -1,0 +1,162 @@
+"""Flink's ``ContinuousProcessingTimeTrigger.of(interval)`` (``--continuous-processing-time I``): a window fires,
+keeping its contents, at every interval of processing time from its first element, until it is purged.
+
+Flink 2.3.0's rule (``javap -c`` on ``ContinuousProcessingTimeTrigger.class``): the window's first element,
+processed at processing time p, holds min(p − p % I + I, maxTimestamp) and registers a processing-time timer
+there (later elements find one held and register none); ``onProcessingTime(time)`` FIREs when time is
+maxTimestamp (and registers nothing more), else, when time is the held one, holds min(time + I, maxTimestamp)
+and FIREs; ``onEventTime`` CONTINUEs. So the watermark never fires the window: not at its end, not for a late
+element. The WindowOperator drops late elements and purges the window, without firing it, when the watermark
+reaches maxTimestamp + allowed lateness (its cleanup timer; for processing-time windows, the clock at
+maxTimestamp, after the trigger's own firing there). Processing time is the arrival time (as in ``core/early.py``):
+the clock moves only with arrivals, a timer fires before the element the clock moved for, and one due after the
+last arrival never fires (the input ends and the purge comes first). A timer already due when registered (a
+first element processed at or after maxTimestamp: event time and processing time share one axis here) fires
+right after that element.
+
+Every runner makes the table with the window's firings by the watermark (or, for processing-time windows, by the
+clock at its end, the trigger's own last firing); :func:`add_processing_panes` replaces them once, from the
+Result: under event time each window's rows become its periodic panes alone (all EARLY rows: the table has no
+WATERMARK or LATE_UPDATE row for it, and an element that arrived after its last periodic firing is never
+emitted); under processing time the panes come before the runner's firing at the end. A pane's index is its
+revision − 1.
+
+Sessions are refused: ``onMerge`` re-registers the merged window's held time (ContinuousProcessingTimeTriggerTest
+.testMergingWindows), and the merged-away windows' timers are not one rule here.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from explorer.config import MILLISECOND, Emit, Panes, RunConfig, TimeSource, WindowKind
+from explorer.core.early import _rows
+from explorer.core.result import Result, canonical_order
+from explorer.core.rules import derive
+from explorer.core.summary import with_windows
+from explorer.core.watermarks import GLOBAL
+from explorer.errors import InputError
+
+FLAG = "--continuous-processing-time"
+
+
+def refusal(config: RunConfig) -> str | None:
+    """Why the continuous processing-time trigger cannot be modelled with ``config`` (None: it can)."""
+    t = config.time
+    if t.continuous_processing_time is None:
+        return None
+    if config.window.kind is WindowKind.SESSION:
+        return (f"{FLAG}: sessions are not modelled (the trigger's onMerge keeps the merged-away windows' "
+                "timers); use tumbling, sliding or cumulate windows")
+    if t.emit is not Emit.ON_CLOSE:
+        return (f"{FLAG}: the periodic panes are the window's firings (emit on-close); emit {t.emit.value} "
+                "emits every update")
+    if t.early_firings is not None or t.continuous_event_time is not None:
+        other = "--early-firings" if t.early_firings is not None else "--continuous-event-time"
+        return f"{FLAG} and {other} are two triggers: choose one"
+    if derive(config).forget_when_empty:
+        return (f"{FLAG}: with --forget-clock-when-empty a window can be opened and emitted again, and its panes "
+                "would not be one window's")
+    return None
+
+
+def add_processing_panes(result: Result) -> Result:
+    """``result`` with its windows fired by the processing-time trigger (and the metrics of the new table); any
+    other result as it is."""
+    interval = result.config.time.continuous_processing_time
+    if interval is None:
+        return result
+    why = refusal(result.config)
+    if why:
+        raise InputError(why)
+    return with_windows(result, _with_periodic(result, interval))
+
+
+def _purges(result: Result) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per watermark scope, the batches where its effective watermark rose and the effective watermark there."""
+    trace = result.watermarks
+    out = {}
+    for scope, rows in trace.groupby(trace["scope"].astype(str), sort=False):
+        effective = np.maximum.accumulate(rows["effective"].to_numpy(dtype="float64", na_value=-np.inf))
+        out[scope] = rows["batch"].to_numpy(dtype=np.int64), effective
+    return out
+
+
+def _with_periodic(result: Result, interval: int) -> pd.DataFrame:
+    """The windows table with each window's periodic panes: under event time instead of its rows, under
+    processing time before its firing at the end (whose revisions move on by their number)."""
+    w = result.windows
+    if w.empty:
+        return w
+    config = result.config
+    rules = derive(config)
+    processing = config.time.time_source is TimeSource.PROCESSING
+    events = result.events
+    arrivals = events["arrival_time"].to_numpy(dtype=np.int64)  # the events table is in processing order
+    event_batch = events["batch"].to_numpy(dtype=np.int64)
+    index_of = {e: n for n, e in enumerate(events["id"].tolist())}
+    partition_of = dict(zip(events["key"], events["partition"]))
+    purges = _purges(result)
+    lateness = 0 if processing else config.time.allowed_lateness
+    discarding = config.time.panes is Panes.DISCARDING
+    window_of = w.groupby(["key", "start", "end"], sort=False).ngroup().to_numpy()
+    panes: list[dict[str, object]] = []
+    shift = np.zeros(window_of.max() + 1, dtype=np.int64)
+    starts, ends = w["start"].to_numpy(dtype=np.int64), w["end"].to_numpy(dtype=np.int64)
+    ids = w["ids"].to_numpy(dtype=object)
+    order = np.argsort(window_of, kind="stable")
+    for at in np.split(order, np.flatnonzero(np.diff(window_of[order])) + 1):  # each window's rows
+        number, key, start, end = int(window_of[at[0]]), w["key"].iat[at[0]], int(starts[at[0]]), int(ends[at[0]])
+        members = np.array(sorted({index_of[e] for row in at.tolist() for e in ids[row]}), dtype=np.int64)
+        if not len(members):
+            continue
+        scope = str(key) if rules.per_key else str(partition_of[key]) if rules.per_partition else GLOBAL
+        last = _purged_after(purges.get(scope), end + lateness, event_batch) if not processing else len(arrivals)
+        shown = np.zeros(len(members), dtype=bool)
+        fired = _firings(arrivals, int(members[0]), end - MILLISECOND, interval, last, processing)
+        for n, (due, upto) in enumerate(fired, 1):
+            held = members < upto
+            carried = held & ~shown if discarding else held
+            shown |= held
+            panes.append({"key": key, "start": start, "end": end, "revision": n, "emit_time": due,
+                          "emit_batch": int(event_batch[upto - 1]),
+                          "ids": tuple(events["id"].iat[i] for i in members[carried].tolist())})
+        shift[number] = len(fired)
+    table = w.assign(revision=w["revision"].to_numpy() + shift[window_of]) if processing else w.iloc[:0]
+    if not panes:
+        return table
+    return canonical_order(pd.concat([table, _rows(result, pd.DataFrame(panes))], ignore_index=True))
+
+
+def _purged_after(advances: tuple[np.ndarray, np.ndarray] | None, cleanup: int, event_batch: np.ndarray) -> int:
+    """How many events are processed before an event-time window is purged: those up to the batch whose
+    watermark reaches maxTimestamp + allowed lateness (the effective watermark, Flink's + 1 ms, reaches ``end +
+    L``); all when none does (the end of input purges it)."""
+    if advances is not None:
+        batch, effective = advances
+        at = int(np.searchsorted(effective, cleanup, side="left"))
+        if at < len(batch):
+            return int(np.searchsorted(event_batch, batch[at], side="right"))
+    return len(event_batch)
+
+
+def _firings(arrivals: np.ndarray, first: int, max_timestamp: int, interval: int, last: int,
+             processing: bool) -> list[tuple[int, int]]:
+    """A window's periodic firings: (when, how many events were processed before it) each. The first element
+    (event ``first``, at p) holds min(p − p % I + I, maxTimestamp), each firing the next, up to maxTimestamp;
+    a timer fires before the first arrival at or after it, if that comes within the first ``last`` events (before
+    the purge). Under processing time the firing at maxTimestamp is the runner's own, at the window's end."""
+    out: list[tuple[int, int]] = []
+    p = int(arrivals[first])
+    due = min(p - p % interval + interval, max_timestamp)
+    while True:
+        if processing and due == max_timestamp:
+            return out
+        upto = max(int(np.searchsorted(arrivals, due, side="left")), first + 1)  # due at or before p: after it
+        if due > p and upto >= last:  # the next arrival comes after the purge, or none does
+            return out
+        out.append((max(due, p), upto))
+        if due == max_timestamp:
+            return out
+        due = min(due + interval, max_timestamp)

@@ -41,6 +41,7 @@ SUITES = {suite: yaml.safe_load((SCENARIOS / file).read_text())
                               ("flink-idleness", "flink_idleness.yaml"),
                               ("flink-cumulate", "flink_cumulate.yaml"),
                               ("flink-continuous", "flink_continuous_trigger.yaml"),
+                              ("flink-continuous-processing", "flink_continuous_processing_trigger.yaml"),
                               ("streaming-systems", "streaming_systems.yaml"))}
 CASES = [(suite, name) for suite, cases in SUITES.items() for name in sorted(cases)]
 
@@ -167,6 +168,9 @@ def test_engine_suite_cases(suite, name, engine):
     ("flink-continuous", "first_element_sets_the_boundaries", {"continuous_event_time": 2_000}),  # 6 and 8
     ("flink-continuous", "timer_behind_the_watermark_fires_at_the_next_advance",
      {"continuous_event_time": 3_000}),  # 3 and 6 at W = 6, then 9 alone
+    ("flink-continuous-processing", "watermark_purges_without_firing", {"continuous_processing_time": None}),
+    ("flink-continuous-processing", "watermark_purges_without_firing", {"allowed_lateness": 5_000}),  # 8 fires
+    ("flink-continuous-processing", "due_at_once_past_max_timestamp", {"continuous_processing_time": None}),
     ("streaming-systems", "example_2_8_allowed_lateness", {"allowed_lateness": 0}),  # the 6 dropped: no LATE 11
     ("streaming-systems", "example_2_7_perfect_watermark", {"early_firings": 90_000_000}),  # other early panes
 ])

@@ -168,6 +168,8 @@ def test_engine_suite_cases(suite, name, engine):
     ("flink-continuous", "first_element_sets_the_boundaries", {"continuous_event_time": 2_000}),  # 6 and 8
     ("flink-continuous", "timer_behind_the_watermark_fires_at_the_next_advance",
      {"continuous_event_time": 3_000}),  # 3 and 6 at W = 6, then 9 alone
+    ("flink-continuous-processing", "window_firing", {"continuous_processing_time": None}),  # at the ends only
+    ("flink-continuous-processing", "window_firing", {"continuous_processing_time": 3_000}),  # 3 and 6, not 5
     ("flink-continuous-processing", "watermark_purges_without_firing", {"continuous_processing_time": None}),
     ("flink-continuous-processing", "watermark_purges_without_firing", {"allowed_lateness": 5_000}),  # 8 fires
     ("flink-continuous-processing", "due_at_once_past_max_timestamp", {"continuous_processing_time": None}),

@@ -15,11 +15,10 @@ first element processed at or after maxTimestamp: event time and processing time
 right after that element.
 
 Every runner makes the table with the window's firings by the watermark (or, for processing-time windows, by the
-clock at its end, the trigger's own last firing); :func:`add_processing_panes` replaces them once, from the
-Result: under event time each window's rows become its periodic panes alone (all EARLY rows: the table has no
-WATERMARK or LATE_UPDATE row for it, and an element that arrived after its last periodic firing is never
-emitted); under processing time the panes come before the runner's firing at the end. A pane's index is its
-revision − 1.
+clock at its end); :func:`add_processing_panes` replaces each window's rows, once, from the Result, by its
+periodic panes alone, all EARLY rows (the one at maxTimestamp too: a processing-time timer's): the table has no
+WATERMARK, LATE_UPDATE or END_OF_STREAM row, and an event-time window's element that arrived after its last
+periodic firing is never emitted. A pane's index is its revision − 1.
 
 Sessions are refused: ``onMerge`` re-registers the merged window's held time (ContinuousProcessingTimeTriggerTest
 .testMergingWindows), and the merged-away windows' timers are not one rule here.
@@ -84,8 +83,7 @@ def _purges(result: Result) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 
 
 def _with_periodic(result: Result, interval: int) -> pd.DataFrame:
-    """The windows table with each window's periodic panes: under event time instead of its rows, under
-    processing time before its firing at the end (whose revisions move on by their number)."""
+    """The windows table of the periodic panes alone: each window's, instead of the rows the runner gave it."""
     w = result.windows
     if w.empty:
         return w
@@ -98,35 +96,31 @@ def _with_periodic(result: Result, interval: int) -> pd.DataFrame:
     index_of = {e: n for n, e in enumerate(events["id"].tolist())}
     partition_of = dict(zip(events["key"], events["partition"]))
     purges = _purges(result)
-    lateness = 0 if processing else config.time.allowed_lateness
     discarding = config.time.panes is Panes.DISCARDING
     window_of = w.groupby(["key", "start", "end"], sort=False).ngroup().to_numpy()
     panes: list[dict[str, object]] = []
-    shift = np.zeros(window_of.max() + 1, dtype=np.int64)
     starts, ends = w["start"].to_numpy(dtype=np.int64), w["end"].to_numpy(dtype=np.int64)
     ids = w["ids"].to_numpy(dtype=object)
     order = np.argsort(window_of, kind="stable")
     for at in np.split(order, np.flatnonzero(np.diff(window_of[order])) + 1):  # each window's rows
-        number, key, start, end = int(window_of[at[0]]), w["key"].iat[at[0]], int(starts[at[0]]), int(ends[at[0]])
+        key, start, end = w["key"].iat[at[0]], int(starts[at[0]]), int(ends[at[0]])
         members = np.array(sorted({index_of[e] for row in at.tolist() for e in ids[row]}), dtype=np.int64)
         if not len(members):
             continue
         scope = str(key) if rules.per_key else str(partition_of[key]) if rules.per_partition else GLOBAL
-        last = _purged_after(purges.get(scope), end + lateness, event_batch) if not processing else len(arrivals)
+        last = len(arrivals) if processing else _purged_after(purges.get(scope), end + config.time.allowed_lateness,
+                                                              event_batch)  # (processing: purged at maxTimestamp)
         shown = np.zeros(len(members), dtype=bool)
-        fired = _firings(arrivals, int(members[0]), end - MILLISECOND, interval, last, processing)
-        for n, (due, upto) in enumerate(fired, 1):
+        for n, (due, upto) in enumerate(_firings(arrivals, int(members[0]), end - MILLISECOND, interval, last), 1):
             held = members < upto
             carried = held & ~shown if discarding else held
             shown |= held
             panes.append({"key": key, "start": start, "end": end, "revision": n, "emit_time": due,
                           "emit_batch": int(event_batch[upto - 1]),
                           "ids": tuple(events["id"].iat[i] for i in members[carried].tolist())})
-        shift[number] = len(fired)
-    table = w.assign(revision=w["revision"].to_numpy() + shift[window_of]) if processing else w.iloc[:0]
     if not panes:
-        return table
-    return canonical_order(pd.concat([table, _rows(result, pd.DataFrame(panes))], ignore_index=True))
+        return w.iloc[:0]
+    return canonical_order(_rows(result, pd.DataFrame(panes)))
 
 
 def _purged_after(advances: tuple[np.ndarray, np.ndarray] | None, cleanup: int, event_batch: np.ndarray) -> int:
@@ -141,18 +135,15 @@ def _purged_after(advances: tuple[np.ndarray, np.ndarray] | None, cleanup: int, 
     return len(event_batch)
 
 
-def _firings(arrivals: np.ndarray, first: int, max_timestamp: int, interval: int, last: int,
-             processing: bool) -> list[tuple[int, int]]:
+def _firings(arrivals: np.ndarray, first: int, max_timestamp: int, interval: int, last: int) -> list[tuple[int, int]]:
     """A window's periodic firings: (when, how many events were processed before it) each. The first element
     (event ``first``, at p) holds min(p − p % I + I, maxTimestamp), each firing the next, up to maxTimestamp;
     a timer fires before the first arrival at or after it, if that comes within the first ``last`` events (before
-    the purge). Under processing time the firing at maxTimestamp is the runner's own, at the window's end."""
+    the purge)."""
     out: list[tuple[int, int]] = []
     p = int(arrivals[first])
     due = min(p - p % interval + interval, max_timestamp)
     while True:
-        if processing and due == max_timestamp:
-            return out
         upto = max(int(np.searchsorted(arrivals, due, side="left")), first + 1)  # due at or before p: after it
         if due > p and upto >= last:  # the next arrival comes after the purge, or none does
             return out

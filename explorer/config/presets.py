@@ -100,7 +100,10 @@ PRESETS: dict[str, Preset] = {
         "belongs to has fired (the longest, [start, start + size), last); those still open take it (SQL has no side "
         "output: there a refused row is dropped). With --continuous-event-time I (ContinuousEventTimeTrigger.of(I)) a "
         "window also fires, keeping its contents, at each multiple of I after its first element's timestamp that "
-        "the watermark passes, then at its end (not with sessions).",
+        "the watermark passes, then at its end (not with sessions). With --continuous-processing-time I "
+        "(ContinuousProcessingTimeTrigger.of(I)) it fires only at each multiple of I of processing time after its "
+        "first element's, up to its maxTimestamp, never by the watermark, which purges it at its end + allowed "
+        "lateness.",
         TimeConfig(strategy=Strategy.MAX, scope=Scope.PARTITION_MIN, late_policy=LatePolicy.SIDE_OUTPUT,
                    refused_when=RefusedWhen.EVERY_WINDOW, session_lateness_on_merge=True,
                    late_fires_per_element=True),
@@ -108,7 +111,8 @@ PRESETS: dict[str, Preset] = {
         batches=BatchSpec(BatchKind.INTERVAL, interval=200 * SECOND // 1000),
         allowed_lateness=True,
         settings=frozenset({"delay", "allowed_lateness", "late_policy", "source_idle_timeout", "time_source",
-                            "scope", "continuous_event_time", WINDOW_OFFSET, WINDOW_CUMULATE}),
+                            "scope", "continuous_event_time", "continuous_processing_time", WINDOW_OFFSET,
+                            WINDOW_CUMULATE}),
     ),
     "bytewax": Preset(
         "bytewax",
@@ -271,4 +275,8 @@ def _early(config: RunConfig) -> str:
         every = format_duration(config.time.continuous_event_time)
         out += (f"; before that, a pane each time its watermark passes another {every} of event time after its "
                 f"first element (--continuous-event-time {every})")
+    if config.time.continuous_processing_time is not None:
+        every = format_duration(config.time.continuous_processing_time)
+        out += (f"; instead, a pane at each {every} of processing time after its first element, up to its "
+                f"maxTimestamp, and none when the watermark reaches its end (--continuous-processing-time {every})")
     return out

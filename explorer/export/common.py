@@ -97,7 +97,8 @@ ENGINE_OF_TARGET = {"VoltSP": "voltsp", "Flink": "flink", "PyFlink": "flink", "B
 JUDGED_IN_WORDS = frozenset({"strategy", "idle_timeout", "idle_clock", "allowed_lateness", "late_policy", "scope",
                              "lateness_rule", "end_inclusive", "time_source", "emit", "panes", "windows_from_zero",
                              "late_fires_per_element", "source_idle_timeout", "delay", "bound",
-                             "commit_interval", "early_firings", "continuous_event_time", "bytewax_live_wakeups"})
+                             "commit_interval", "early_firings", "continuous_event_time", "bytewax_live_wakeups",
+                             "continuous_processing_time"})
 
 
 def _differences(config: RunConfig, target: str) -> list[str]:
@@ -175,6 +176,10 @@ def unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]:
     if "continuous" not in handled and t.continuous_event_time is not None:
         notes.append(f"periodic firings every {format_duration(t.continuous_event_time)} of event time (Flink's "
                      f"ContinuousEventTimeTrigger) have no equivalent in {target}: it emits a window when it closes")
+    if "continuous_processing" not in handled and t.continuous_processing_time is not None:
+        notes.append(f"periodic firings every {format_duration(t.continuous_processing_time)} of processing time "
+                     f"(Flink's ContinuousProcessingTimeTrigger) have no equivalent in {target}: it emits a window when "
+                     "it closes")
     if "live_wakeups" not in handled and rules.live_wakeups:
         notes.append(f"Bytewax's live wake-ups on the system clock (--bytewax-live-wakeups) have no equivalent in "
                      f"{target}: it closes a window as the watermark reaches its end")

@@ -63,7 +63,7 @@ def flink_java_job(config: RunConfig, source: ExportSource) -> str:
     constants = "\n".join(f"    static final {_java_type(name, value)} {name} = {_literal(value)};"
                           for name, value in settings.items())
     lag, allowed, idle = watermark_lag(config), config.time.allowed_lateness, config.time.source_idle_timeout
-    continuous = config.time.continuous_event_time
+    continuous, processing = config.time.continuous_event_time, config.time.continuous_processing_time
     deploy = [" *   WatermarkStrategy<Event> watermarks = WatermarkStrategy",
               f" *       .<Event>forBoundedOutOfOrderness({java_duration(lag)})",
               " *       .withTimestampAssigner((event, previous) -> event.timestamp)"]
@@ -75,6 +75,8 @@ def flink_java_job(config: RunConfig, source: ExportSource) -> str:
                f" *       .window({assigner})",
                *([] if continuous is None else
                  [f" *       .trigger(ContinuousEventTimeTrigger.of({java_duration(continuous)}))"]),
+               *([] if processing is None else
+                 [f" *       .trigger(ContinuousProcessingTimeTrigger.of({java_duration(processing)}))"]),
                f" *       .allowedLateness({java_duration(allowed)})",
                " *       .sideOutputLateData(late)",
                " *       .process(...);"]
@@ -86,8 +88,10 @@ def flink_java_job(config: RunConfig, source: ExportSource) -> str:
                   f"{format_duration(allowed)}; late events to the side output 'late'")
     if cumulate:
         deploy.append(" *   (CumulativeEventTimeWindows: the class below, Flink SQL's CUMULATE windows for the DataStream API)")
-    trigger = ("" if continuous is None else
-               "\n            .trigger(ContinuousEventTimeTrigger.of(Duration.ofMillis(CONTINUOUS_MS)))")
+    trigger = ("\n            .trigger(ContinuousEventTimeTrigger.of(Duration.ofMillis(CONTINUOUS_MS)))"
+               if continuous is not None else
+               "\n            .trigger(ContinuousProcessingTimeTrigger.of(Duration.ofMillis(PROCESSING_MS)))"
+               if processing is not None else "")
     body = (_PROGRAM.replace("{CONSTANTS}", constants).replace("{ASSIGNER}", assigner).replace("{TRIGGER}", trigger)
             .replace("{DEPLOY}", "\n".join(deploy)).replace("{TICKS}", ARRIVAL_TICKS_JAVA)
             .replace("{CUMULATE}", JAVA_CUMULATIVE_ASSIGNER if cumulate else "")
@@ -134,6 +138,7 @@ import org.apache.flink.streaming.api.windowing.assigners.EventTimeSessionWindow
 import org.apache.flink.streaming.api.windowing.assigners.SlidingEventTimeWindows;
 import org.apache.flink.streaming.api.windowing.assigners.TumblingEventTimeWindows;
 import org.apache.flink.streaming.api.windowing.triggers.ContinuousEventTimeTrigger;
+import org.apache.flink.streaming.api.windowing.triggers.ContinuousProcessingTimeTrigger;
 import org.apache.flink.streaming.api.windowing.windows.TimeWindow;
 import org.apache.flink.util.CloseableIterator;
 import org.apache.flink.util.Collector;

@@ -78,7 +78,8 @@ def whole_ms(config: RunConfig) -> str | None:
              "the window offset": window.offset,
              "the watermark's lag": watermark_lag(config), "the allowed lateness": time.allowed_lateness,
              "the idle timeout": time.source_idle_timeout or 0,
-             "the continuous trigger's interval": time.continuous_event_time or 0}
+             "the continuous trigger's interval": time.continuous_event_time or 0,
+             "the processing-time trigger's interval": time.continuous_processing_time or 0}
     for name, micros in spans.items():
         if micros % MS:
             return f"{name} ({format_duration(micros)}) is not a whole number of ms; Flink's times are ms"
@@ -97,13 +98,20 @@ def flink_settings(config: RunConfig, source: ExportSource) -> dict[str, object]
         "GAP_MS": window.gap // MS, "OFFSET_MS": window.offset // MS,
         "IDLE_MS": -1 if config.time.source_idle_timeout is None else config.time.source_idle_timeout // MS,
         "CONTINUOUS_MS": -1 if config.time.continuous_event_time is None else config.time.continuous_event_time // MS,
+        "PROCESSING_MS": -1 if config.time.continuous_processing_time is None
+        else config.time.continuous_processing_time // MS,
     } | cadence_settings(config)
 
 
 def flink_notes(config: RunConfig, target: str) -> list[str]:
     """What the program cannot carry as the config says it, in words (``export.common.unsupported``), and what it
     runs instead: Flink's default cadence, its one watermark per partition merged by min."""
-    notes = unsupported(config, target, {"allowed", "side_output", "per_element", "offset", "continuous"})
+    notes = unsupported(config, target, {"allowed", "side_output", "per_element", "offset", "continuous",
+                                         "continuous_processing"})
+    if config.time.continuous_processing_time is not None:
+        notes.append(f"ContinuousProcessingTimeTrigger fires every "
+                     f"{format_duration(config.time.continuous_processing_time)} of the wall clock, and never at the "
+                     "watermark: a replay of the file cannot reproduce those firings (verify refuses it)")
     if not replays_cadence(config):
         notes.append(f"the prediction's cadence ({config.batches or 'the file'}'s batches) is no Flink job's; the "
                      f"program emits a watermark per {format_duration(FLINK_INTERVAL)} of arrival time, Flink's "
@@ -130,8 +138,10 @@ def pyflink_job(config: RunConfig, source: ExportSource) -> str:
     header.append(f"# cadence: {describe_cadence(config)}")
     header.append(f"# watermark: for_bounded_out_of_orderness({format_duration(lag)}); window: {window}; "
                   f"allowed_lateness {format_duration(allowed)}; late events to the side output 'late'")
-    trigger = ("" if config.time.continuous_event_time is None else
-               "\n             .trigger(ContinuousEventTimeTrigger.of(Time.milliseconds(CONTINUOUS_MS)))")
+    trigger = ("\n             .trigger(ContinuousEventTimeTrigger.of(Time.milliseconds(CONTINUOUS_MS)))"
+               if config.time.continuous_event_time is not None else
+               "\n             .trigger(ContinuousProcessingTimeTrigger.of(Time.milliseconds(PROCESSING_MS)))"
+               if config.time.continuous_processing_time is not None else "")
     body = (_PROGRAM.replace("{ASSIGNER}", assigner).replace("{JAVA}", HELPER).replace("{TRIGGER}", trigger)
             .replace("{CUMULATE_IMPORTS}", PYTHON_CUMULATIVE_IMPORTS if cumulate else "")
             .replace("{CUMULATE}", PYTHON_CUMULATIVE_ASSIGNER if cumulate else "")
@@ -176,8 +186,8 @@ from pyflink.common import Configuration, Time, Types, WatermarkStrategy
 from pyflink.datastream import OutputTag, StreamExecutionEnvironment
 from pyflink.datastream.data_stream import DataStream
 from pyflink.datastream.functions import ProcessWindowFunction
-from pyflink.datastream.window import (ContinuousEventTimeTrigger, EventTimeSessionWindows, SlidingEventTimeWindows,
-                                      TumblingEventTimeWindows)
+from pyflink.datastream.window import (ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, EventTimeSessionWindows,
+                                      SlidingEventTimeWindows, TumblingEventTimeWindows)
 {CUMULATE_IMPORTS}from pyflink.java_gateway import get_gateway
 
 {SETTINGS}

@@ -199,6 +199,14 @@ def explain_window(result: Result, row: int) -> str:
                      f"time after its first element's timestamp once the watermark passes it, and {fired}; it keeps "
                      "the contents (this pane carries every element so far, new ones or not), and the window still "
                      "fires at its end")
+    elif w.reason is Reason.EARLY and t.continuous_processing_time is not None:
+        every = duration(t.continuous_processing_time)
+        lines.append(f"a periodic firing at {at(w.emit_time)} of processing time: "
+                     f"ContinuousProcessingTimeTrigger.of({every}) fires the window at each multiple of {every} of "
+                     "processing (arrival) time after its first element arrived, up to its maxTimestamp "
+                     f"({at(w.end)} − 1 ms), keeping its contents; the watermark never fires it, it only purges it at "
+                     "its end + allowed lateness, so an element arriving after its last periodic firing is never "
+                     "emitted")
     elif w.reason is Reason.WATERMARK:
         lines.append(f"the effective watermark reached its end: {at(w.watermark)} − delay {duration(t.delay)} "
                      f"= {at(w.effective_watermark)} ≥ {at(w.end)}" + _idle_check(result, w.emit_time))

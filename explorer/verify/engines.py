@@ -99,6 +99,9 @@ def _bytewax_cadence(config: RunConfig) -> str | None:
 def _flink_cadence(config: RunConfig) -> str | None:
     """What the Flink programs cannot replay as predicted: a cadence without ticks, times finer than Flink's ms,
     a watermark that is not one per partition merged by min (or one in all), the wall clock of withIdleness."""
+    if config.time.continuous_processing_time is not None:
+        return ("--continuous-processing-time: Flink's ContinuousProcessingTimeTrigger fires on the wall clock, which "
+                "a replay of the file's arrival times cannot reproduce")
     if not replays_cadence(config):
         return ("a Flink job emits its watermark per auto-watermark interval: give --batches interval:T (the flink "
                 "preset's 200ms), event or count:N, not the file's batch column")

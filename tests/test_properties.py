@@ -120,7 +120,10 @@ def test_every_event_is_accounted_for_once(case):
         if session:
             admitted = {key: [i for (k, _, _), found in admitted.items() if k == key for i in found]
                         for key in {k for k, _, _ in admitted}}
-    assert {k: sorted(v) for k, v in held.items()} == {k: sorted(v) for k, v in admitted.items()}
+    if config.time.continuous_processing_time is None:
+        assert {k: sorted(v) for k, v in held.items()} == {k: sorted(v) for k, v in admitted.items()}
+    else:  # Flink's ContinuousProcessingTimeTrigger: what arrives after a window's last periodic firing is never
+        assert all(set(v) <= set(admitted[k]) for k, v in held.items())  # emitted (the watermark only purges it)
 
     # completeness as a live job gets it leaves out exactly the events that only the flush at the end emits (not
     # those an early pane of the window emitted before)

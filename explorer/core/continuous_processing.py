@@ -26,12 +26,14 @@ Sessions are refused: ``onMerge`` re-registers the merged window's held time (Co
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 
 from explorer.config import MILLISECOND, Emit, Panes, RunConfig, TimeSource, WindowKind
 from explorer.core.early import _rows
-from explorer.core.result import Result, canonical_order
+from explorer.core.result import Metrics, Result, Stat, canonical_order
 from explorer.core.rules import derive
 from explorer.core.summary import with_windows
 from explorer.core.watermarks import GLOBAL
@@ -69,7 +71,26 @@ def add_processing_panes(result: Result) -> Result:
     why = refusal(result.config)
     if why:
         raise InputError(why)
-    return with_windows(result, _with_periodic(result, interval))
+    out = with_windows(result, _with_periodic(result, interval))
+    return replace(out, metrics=_metrics(out))
+
+
+def _metrics(result: Result) -> Metrics:
+    """The metrics of a table of periodic panes alone, where the common arithmetic (``summary``) would count no
+    window emitted (it counts a window's first emission after its EARLY panes): here a window is emitted by its
+    first pane, which gives its latencies; its later panes are its updates; and completeness counts the (event,
+    window) pairs some pane carried, as an element that arrives after a window's last pane is never output."""
+    w, events, a = result.windows, result.events, result.assignments
+    first = w["revision"].to_numpy() == 1
+    carried = {(key, start, end, i) for key, start, end, ids in w[["key", "start", "end", "ids"]].itertuples(
+        index=False) for i in ids}
+    ids, keys = events["id"].to_numpy(dtype=object), events["key"].to_numpy(dtype=object)
+    rows = a[["event", "start", "end"]].to_numpy(dtype=np.int64)
+    out = sum((keys[e], s, t, ids[e]) in carried for e, s, t in rows.tolist()) / len(a) if len(a) else 1.0
+    return replace(result.metrics, windows_emitted=int(first.sum()), updates=int((~first).sum()), end_of_stream=0,
+                   completeness=out, completeness_live=out,
+                   latency_event=Stat.of(w["latency_event"][first].dropna().to_numpy(dtype=np.int64)),
+                   latency_processing=Stat.of(w["latency_processing"].to_numpy(dtype=np.int64)[first]))
 
 
 def _purges(result: Result) -> dict[str, tuple[np.ndarray, np.ndarray]]:

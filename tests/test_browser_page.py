@@ -128,6 +128,7 @@ def open_panel(page, title: str) -> None:
 
 @pytest.mark.parametrize("width, height", [(1280, 800), (1920, 1080)])
 def test_every_panel_is_drawn_and_readable_with_the_file_browser_open(lab, tmp_path, width, height):
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
     url, token = lab
@@ -172,6 +173,13 @@ def test_every_panel_is_drawn_and_readable_with_the_file_browser_open(lab, tmp_p
         examples.select_option(index=min(3, examples.locator("option").count() - 1))
         page.wait_for_function("() => [...document.querySelectorAll('.widget-html-content')]"
                                ".some(e => e.querySelector('li') && /^(window|event) /.test(e.textContent))")
+        try:  # the figure made on first use is fitted within moments of appearing (fit_width.py), then looked at
+            page.wait_for_function("""() => [...document.querySelectorAll('.js-plotly-plot')].some(p =>
+                /each preset/.test((p.querySelector('.gtitle') || {}).textContent || '') &&
+                p.querySelector('.main-svg').getBoundingClientRect().width >= p.getBoundingClientRect().width - 30)""",
+                                   timeout=1_000)
+        except PlaywrightTimeout:
+            pass  # look() names it
         seen = look(page)
         assert seen["found"] == [], seen["found"]
         assert "each preset on the same stream" in " ".join(seen["seen"]["plots"])

@@ -72,8 +72,12 @@ export default {
     }
     const poll = () => { if (!stopped) attach().finally(() => setTimeout(poll, 1000)); };
     poll();
-    // a figure made later (a panel's, on first use) is fitted as it arrives, not at the next look
-    const added = () => attach();
+    // a figure made later (a panel's, on first use) is fitted as it arrives, not at the next look: its view is
+    // made after the model, when the panel displays it, so look every 100 ms for 3 s (the next once-a-second look
+    // left a compare figure at plotly's 700 px in a 812 px panel, seen by the 1280 px page test)
+    const added = () => {
+      for (let wait = 0; wait <= 3000; wait += 100) setTimeout(() => { if (!stopped) attach(); }, wait);
+    };
     model.on("change:figures", added);
     return () => { stopped = true; observer.disconnect(); model.off("change:figures", added); };
   },

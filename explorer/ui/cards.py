@@ -26,7 +26,8 @@ EARLY = {Reason.UPDATE.value: "update output (--emit on-update, on-batch), which
          Reason.TOMBSTONE.value: "a tombstone, forwarded when an event replaced the session under this span",
          Reason.EARLY.value: "early or periodic firings, which emit a pane before the watermark reaches the window's "
                              "end: a processing-time delay after its first element (Beam's --early-firings) or at "
-                             "each interval of event time the watermark passes (Flink's --continuous-event-time)"}
+                             "each interval of event time the watermark passes (Flink's --continuous-event-time) or "
+                             "of processing time (Flink's --continuous-processing-time)"}
 
 
 def early_because(windows: pd.DataFrame | None) -> str:

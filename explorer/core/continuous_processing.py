@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from explorer.config import MILLISECOND, Emit, Panes, RunConfig, TimeSource, WindowKind
-from explorer.core.early import _rows
+from explorer.core.early import pane_rows
 from explorer.core.result import Metrics, Result, Stat, canonical_order
 from explorer.core.rules import derive
 from explorer.core.summary import with_windows
@@ -141,7 +141,7 @@ def _with_periodic(result: Result, interval: int) -> pd.DataFrame:
                           "ids": tuple(events["id"].iat[i] for i in members[carried].tolist())})
     if not panes:
         return w.iloc[:0]
-    return canonical_order(_rows(result, pd.DataFrame(panes)))
+    return canonical_order(pane_rows(result, pd.DataFrame(panes)))
 
 
 def _purged_after(advances: tuple[np.ndarray, np.ndarray] | None, cleanup: int, event_batch: np.ndarray) -> int:

@@ -106,7 +106,7 @@ def _with_early(result: Result, delay: int) -> pd.DataFrame:
     if not early:
         return w
     table = w.assign(ids=ids, count=counts, revision=w["revision"].to_numpy() + shift[window_of])
-    return canonical_order(pd.concat([table, _rows(result, pd.DataFrame(early))], ignore_index=True))
+    return canonical_order(pd.concat([table, pane_rows(result, pd.DataFrame(early))], ignore_index=True))
 
 
 def _panes(arrivals: np.ndarray, on_time: int, delay: int) -> list[tuple[int, np.ndarray]]:
@@ -126,10 +126,10 @@ def _panes(arrivals: np.ndarray, on_time: int, delay: int) -> list[tuple[int, np
         fired = due
 
 
-def _rows(result: Result, early: pd.DataFrame) -> pd.DataFrame:
-    """The early panes as windows-table rows: emitted by the last batch committed before their timer fired, with
-    that commit's watermark of their scope and the largest event time it had seen (as a watermark firing there
-    would have)."""
+def pane_rows(result: Result, early: pd.DataFrame) -> pd.DataFrame:
+    """The early panes as windows-table rows: emitted by the last batch committed before their timer fired (or
+    their ``emit_batch``, when given: core/continuous_processing's timers due in the past), with that commit's
+    watermark of their scope and the largest event time it had seen (as a watermark firing there would have)."""
     config = result.config
     rules = derive(config)
     events = result.events

@@ -12,11 +12,12 @@ import pytest
 
 from explorer import generate, preset
 from explorer.cli import main
-from explorer.config import Emit, TimeSource, WindowSpec, what_if
+from explorer.config import BatchSpec, Emit, TimeSource, WindowSpec, what_if
 from explorer.core import run
 from explorer.core.result import differences
 from explorer.errors import InputError
 from explorer.export import export
+from explorer.streams import stream_from_frame
 from explorer.verify import verify
 
 S = 1_000_000
@@ -136,3 +137,16 @@ def test_the_metrics_count_a_window_emitted_by_its_first_pane_and_only_the_pairs
     assert m.latency_processing.max is not None and m.latency_processing.max < 0  # (here every first pane comes before its end)
     carried = sum(len(set(ids)) for ids in w.groupby(["key", "start", "end"])["ids"].sum())
     assert m.completeness == m.completeness_live == carried / len(result.assignments) < plain.metrics.completeness
+
+
+def test_a_timer_due_by_the_watermark_emit_that_purges_the_window_fires_first():
+    """Flink's periodic watermark emit is a processing-time timer too: the window's timer at 4 s fires before the
+    emit at 4 s whose watermark (12 s) purges (0, 10), though no element arrives between 3.5 s and 6 s."""
+    frame = pd.DataFrame({"id": ["a", "b", "c"], "key": ["k", "j", "j"], "event_time": [1.0, 12.0, 13.0],
+                          "arrival_time": [1.0, 3.5, 6.0]})
+    config = replace(preset("flink", delay=0, allowed_lateness=0, continuous_processing_time=4 * S),
+                     window=WindowSpec.parse("tumbling:10"), batches=BatchSpec.parse("interval:1s"))
+    w = run(stream_from_frame(frame, name="purge", time_unit="s"), config).windows
+    k = w[w["key"] == "k"]
+    assert k["ids"].tolist() == [("a",)] and k["emit_time"].tolist() == [4 * S]
+    assert w[w["key"] == "j"]["ids"].tolist() == [("b",)]  # (10, 20)'s timer at 8 s: no arrival reaches it

@@ -9,8 +9,9 @@ and FIREs; ``onEventTime`` CONTINUEs. So the watermark never fires the window: n
 element. The WindowOperator drops late elements and purges the window, without firing it, when the watermark
 reaches maxTimestamp + allowed lateness (its cleanup timer; for processing-time windows, the clock at
 maxTimestamp, after the trigger's own firing there). Processing time is the arrival time (as in ``core/early.py``):
-the clock moves only with arrivals, a timer fires before the element the clock moved for, and one due after the
-last arrival never fires (the input ends and the purge comes first). A timer already due when registered (a
+the clock moves with arrivals, a timer fires before the element the clock moved for, and one due after the last
+arrival never fires (the input ends and the purge comes first); one due by the watermark emit that purges the
+window fires before it (Flink's periodic emit is a processing-time timer too). A timer already due when registered (a
 first element processed at or after maxTimestamp: event time and processing time share one axis here) fires
 right after that element.
 
@@ -94,12 +95,12 @@ def _metrics(result: Result) -> Metrics:
 
 
 def _purges(result: Result) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per watermark scope, the batches where its effective watermark rose and the effective watermark there."""
+    """Per watermark scope, the time of each row of its trace and the highest effective watermark by then."""
     trace = result.watermarks
     out = {}
     for scope, rows in trace.groupby(trace["scope"].astype(str), sort=False):
         effective = np.maximum.accumulate(rows["effective"].to_numpy(dtype="float64", na_value=-np.inf))
-        out[scope] = rows["batch"].to_numpy(dtype=np.int64), effective
+        out[scope] = rows["time"].to_numpy(dtype=np.int64), effective
     return out
 
 
@@ -129,10 +130,9 @@ def _with_periodic(result: Result, interval: int) -> pd.DataFrame:
         if not len(members):
             continue
         scope = str(key) if rules.per_key else str(partition_of[key]) if rules.per_partition else GLOBAL
-        last = len(arrivals) if processing else _purged_after(purges.get(scope), end + config.time.allowed_lateness,
-                                                              event_batch)  # (processing: purged at maxTimestamp)
+        purge = None if processing else _purged_at(purges.get(scope), end + config.time.allowed_lateness)
         shown = np.zeros(len(members), dtype=bool)
-        for n, (due, upto) in enumerate(_firings(arrivals, int(members[0]), end - MILLISECOND, interval, last), 1):
+        for n, (due, upto) in enumerate(_firings(arrivals, int(members[0]), end - MILLISECOND, interval, purge), 1):
             held = members < upto
             carried = held & ~shown if discarding else held
             shown |= held
@@ -144,29 +144,29 @@ def _with_periodic(result: Result, interval: int) -> pd.DataFrame:
     return canonical_order(pane_rows(result, pd.DataFrame(panes)))
 
 
-def _purged_after(advances: tuple[np.ndarray, np.ndarray] | None, cleanup: int, event_batch: np.ndarray) -> int:
-    """How many events are processed before an event-time window is purged: those up to the batch whose
-    watermark reaches maxTimestamp + allowed lateness (the effective watermark, Flink's + 1 ms, reaches ``end +
-    L``); all when none does (the end of input purges it)."""
-    if advances is not None:
-        batch, effective = advances
-        at = int(np.searchsorted(effective, cleanup, side="left"))
-        if at < len(batch):
-            return int(np.searchsorted(event_batch, batch[at], side="right"))
-    return len(event_batch)
+def _purged_at(advances: tuple[np.ndarray, np.ndarray] | None, cleanup: int) -> int | None:
+    """When an event-time window is purged: at the time its watermark reaches maxTimestamp + allowed lateness
+    (the effective watermark, Flink's + 1 ms, reaches ``end + L``); None when none does before the input ends."""
+    if advances is None:
+        return None
+    time, effective = advances
+    at = int(np.searchsorted(effective, cleanup, side="left"))
+    return int(time[at]) if at < len(time) else None
 
 
-def _firings(arrivals: np.ndarray, first: int, max_timestamp: int, interval: int, last: int) -> list[tuple[int, int]]:
+def _firings(arrivals: np.ndarray, first: int, max_timestamp: int, interval: int,
+             purge: int | None) -> list[tuple[int, int]]:
     """A window's periodic firings: (when, how many events were processed before it) each. The first element
-    (event ``first``, at p) holds min(p − p % I + I, maxTimestamp), each firing the next, up to maxTimestamp;
-    a timer fires before the first arrival at or after it, if that comes within the first ``last`` events (before
-    the purge)."""
+    (event ``first``, at p) holds min(p − p % I + I, maxTimestamp), each firing the next, up to maxTimestamp. A
+    timer fires before the first arrival at or after it, if it is due no later than the ``purge`` (the watermark
+    that purges the window is emitted on the same clock: Flink's periodic emit is a processing-time timer too);
+    with no purge, only if an arrival reaches it."""
     out: list[tuple[int, int]] = []
     p = int(arrivals[first])
     due = min(p - p % interval + interval, max_timestamp)
     while True:
         upto = max(int(np.searchsorted(arrivals, due, side="left")), first + 1)  # due at or before p: after it
-        if due > p and upto >= last:  # the next arrival comes after the purge, or none does
+        if due > p and (due > purge if purge is not None else upto == len(arrivals)):
             return out
         out.append((max(due, p), upto))
         if due == max_timestamp:

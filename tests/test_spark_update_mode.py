@@ -23,6 +23,8 @@ from strategies import examples, stream_and_config
 
 CASES = yaml.safe_load((Path(__file__).parent / "scenarios" / "spark_update_mode.yaml").read_text())
 S = 1_000_000
+# the early and periodic triggers the strategies draw come before emit on-close's firing only: refused with on-batch
+NO_TRIGGERS = {"early_firings": None, "continuous_event_time": None, "continuous_processing_time": None}
 
 
 def replay(case: dict, engine: str = "compiled", **changes) -> Result:
@@ -94,8 +96,8 @@ def test_coalesced_rows_are_the_on_update_rows_of_each_batch(case):
     with the count of its last one and every record it took so far; the decisions (statuses, pairs, watermarks)
     are on-update's and on-close's alike; every session row is a session some record of that batch is in."""
     stream, config = case
-    # per batch here; per commit interval below (early and periodic panes come before on-close's only: not drawn here)
-    config = config.with_time(commit_interval=None, early_firings=None, continuous_event_time=None)
+    # per batch here; per commit interval below
+    config = config.with_time(commit_interval=None, **NO_TRIGGERS)
     batch = config.with_time(emit=Emit.ON_BATCH)
     coalesced = run(stream, batch)
     updates = run(stream, config.with_time(emit=Emit.ON_UPDATE))
@@ -183,7 +185,7 @@ def test_one_record_a_batch_coalesces_nothing(case):
     record's; but a session a record replaced by the same span gets no tombstone (a cache keeps a span's last
     value)."""
     stream, config = case
-    config = replace(config.with_time(commit_interval=None, early_firings=None, continuous_event_time=None),
+    config = replace(config.with_time(commit_interval=None, **NO_TRIGGERS),
                      batches=BatchSpec(BatchKind.EVENT))
     coalesced = run(stream, config.with_time(emit=Emit.ON_BATCH)).windows
     updates = run(stream, config.with_time(emit=Emit.ON_UPDATE)).windows
@@ -202,7 +204,7 @@ def test_a_commit_interval_flushes_at_its_multiples(case):
     stream, config = case
     # (a key Bytewax forgets can take a window up twice within one interval: two rows at one flush)
     config = config.with_time(emit=Emit.ON_BATCH, commit_interval=3 * S, forget_clock_when_empty=False,
-                              early_firings=None, continuous_event_time=None)
+                              **NO_TRIGGERS)
     result = run(stream, config)
     w = result.windows
     assert (w["emit_time"] % (3 * S) == 0).all()

@@ -9,10 +9,9 @@ uses unless asked for the reference.
 from explorer.budget import check_run
 from explorer.config import RunConfig, Scope, TimeSource
 from explorer.core.assemble import run_reference
-from explorer.core.coalesce import coalesce, coalesced
 from explorer.core import continuous, continuous_processing
-from explorer.core.continuous_processing import add_processing_panes
-from explorer.core.early import add_early_panes, refusal
+from explorer.core.early import refusal
+from explorer.core.emitted import shape_emissions, shaped
 from explorer.core.compiled import evaluate, evaluate_metrics
 from explorer.core.result import Metrics, Reason, Result, Stat, Status
 from explorer.core.summary import summarize
@@ -32,17 +31,14 @@ def run(stream: Stream, config: RunConfig | None = None, engine: str = "compiled
     # on-batch: the kernel runs on-update, and its table is coalesced here (the reference does it in run_reference)
     if engine == "reference":
         return run_reference(stream, config)
-    return add_processing_panes(continuous.add_continuous_panes(add_early_panes(coalesce(evaluate(stream, config)))))
+    return shape_emissions(evaluate(stream, config))
 
 
 def run_metrics(stream: Stream, config: RunConfig) -> Metrics:
     """Just the metrics (for sweeps): no per-event tables, no window contents."""
     check_inputs(stream, config)
-    t = config.time
-    added = (t.early_firings, t.continuous_event_time, t.continuous_processing_time)  # emissions added after
-    if coalesced(config) or any(a is not None for a in added):
-        return add_processing_panes(continuous.add_continuous_panes(add_early_panes(coalesce(evaluate(stream,
-                                                                                                      config))))).metrics
+    if shaped(config):  # the emitted table is made after the run, from its tables
+        return shape_emissions(evaluate(stream, config)).metrics
     return evaluate_metrics(stream, config)
 
 

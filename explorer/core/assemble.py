@@ -10,10 +10,7 @@ import numpy as np
 import pandas as pd
 
 from explorer.config import RunConfig, TimeSource, WindowKind
-from explorer.core.coalesce import coalesce
-from explorer.core.continuous import add_continuous_panes
-from explorer.core.continuous_processing import add_processing_panes
-from explorer.core.early import add_early_panes
+from explorer.core.emitted import shape_emissions
 from explorer.core.panes import shape_panes
 from explorer.core.engine import Engine
 from explorer.core.records import Assignment, BatchRows, Emission, Record, StepOutput, as_row
@@ -43,7 +40,7 @@ def run_reference(stream: Stream, config: RunConfig) -> Result:
     batches = batches_for(stream, config)
     outputs.append(engine.finish(len(batches.commit_time), int(batches.commit_time[-1])))
     result = assemble(stream, config, outputs, max_open=max(o.open_windows or 0 for o in outputs))
-    return add_processing_panes(add_continuous_panes(add_early_panes(coalesce(result))))
+    return shape_emissions(result)
 
 
 def _table(records: Sequence[Record], columns: list[str], optional: tuple[str, ...] = ()) -> pd.DataFrame:

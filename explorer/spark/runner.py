@@ -33,10 +33,7 @@ from explorer.budget import check_spark_run
 from explorer.config import RunConfig
 from explorer.core import check_inputs, snapshot
 from explorer.core.assemble import assemble
-from explorer.core.coalesce import coalesce
-from explorer.core.continuous import add_continuous_panes
-from explorer.core.continuous_processing import add_processing_panes
-from explorer.core.early import add_early_panes
+from explorer.core.emitted import shape_emissions
 from explorer.core.engine import Engine
 from explorer.core.records import BatchRows, StepOutput, TracePoint, as_row, from_row
 from explorer.core.result import Result
@@ -261,7 +258,7 @@ def _result(stream: Stream, config: RunConfig, rows: pd.DataFrame) -> Result:
     per_group = open_rows.assign(n=open_rows["payload"].astype(int)).pivot(index="step", columns="grp", values="n")
     max_open = int(per_group.ffill().fillna(0).sum(axis=1).max()) if len(per_group) else 0
     result = assemble(stream, config, outputs, max_open, engine_name="spark")
-    return add_processing_panes(add_continuous_panes(add_early_panes(coalesce(result))))
+    return shape_emissions(result)
 
 
 def _decoded(payloads: list[str], chunk: int = 100_000) -> list[Any]:

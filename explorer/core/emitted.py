@@ -1,0 +1,25 @@
+"""What is emitted, once any runner (the reference engine, the compiled kernel, the Spark runner) has made its
+table: the steps that cut or add panes without changing a decision, in one order for every runner. Spark's
+update mode and Kafka Streams' cache (``coalesce``), Beam's early firings (``early``), Flink's continuous
+event-time and processing-time triggers (``continuous``, ``continuous_processing``)."""
+
+from __future__ import annotations
+
+from explorer.config import RunConfig
+from explorer.core.coalesce import coalesce, coalesced
+from explorer.core.continuous import add_continuous_panes
+from explorer.core.continuous_processing import add_processing_panes
+from explorer.core.early import add_early_panes
+from explorer.core.result import Result
+
+
+def shaped(config: RunConfig) -> bool:
+    """Whether a run under ``config`` has its table changed after the runner (so its metrics need the tables)."""
+    t = config.time
+    return coalesced(config) or any(v is not None for v in (t.early_firings, t.continuous_event_time,
+                                                            t.continuous_processing_time))
+
+
+def shape_emissions(result: Result) -> Result:
+    """``result``'s table as the configuration emits it: coalesced, then early and periodic panes added."""
+    return add_processing_panes(add_continuous_panes(add_early_panes(coalesce(result))))

@@ -3,10 +3,11 @@
 Plain dataclasses: they are data, they compare and hash, and every runner reads the same ones.
 All durations are integer microseconds; :func:`explorer.timeutil.parse_duration` reads what users type.
 
-This module holds the model itself: the enums, WindowSpec, TimeConfig, BatchSpec and RunConfig (their names,
+This module holds the model itself: the enums, TimeConfig, BatchSpec and RunConfig (their names,
 ``explorer.config.TimeConfig`` and so on, are also how an engine's saved state names them: ``core.snapshot``).
 What surrounds it has a module of its own, and every name is importable from here as before:
 
+- ``windows``: the window kinds and WindowSpec (where an event goes);
 - ``fields``: each TimeConfig field as the CLI, the YAML, the controls and the checks see it (``TIME_FIELDS``);
 - ``presets``: the engines' rules as data (``PRESETS``, :func:`preset`, the ``--delay`` knob);
 - ``voltsp_yaml``: reading a VoltSP YAML file into a RunConfig, and writing a TimeConfig back in its words.
@@ -19,14 +20,13 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
+from explorer.config.windows import MAX_DURATION, MAX_WINDOWS_PER_EVENT, WindowKind, WindowSpec
 from explorer.errors import InputError
 from explorer.timeutil import format_duration, parse_duration, truncate_to_unit
 
 SECOND = 1_000_000
 MILLISECOND = 1_000
 MAX_BATCH_COUNT = 10**12  # events per batch: past any stream, far inside int64 (event numbers are divided by it)
-MAX_DURATION = 100 * 365 * 86_400 * SECOND  # a century: past any real setting, far from int64's limit
-MAX_WINDOWS_PER_EVENT = 1_000  # sliding size / slide: each event is held once per window it falls in
 
 
 class TimeSource(str, Enum):
@@ -132,90 +132,6 @@ class Panes(str, Enum):
 
     ACCUMULATING = "accumulating"
     DISCARDING = "discarding"
-
-
-class WindowKind(str, Enum):
-    TUMBLING = "tumbling"
-    SLIDING = "sliding"
-    SESSION = "session"
-    # Flink SQL's CUMULATE(TABLE t, DESCRIPTOR(ts), step, size [, offset]): windows [s, s + k × step), k = 1 …
-    # size / step, that share the start s = offset + n × size; ``slide`` holds the step
-    CUMULATE = "cumulate"
-
-
-@dataclass(frozen=True)
-class WindowSpec:
-    """Where an event goes: tumbling(size), sliding(size, slide), session(gap) or cumulate(size, step). Tumbling and
-    sliding windows start at ``offset`` + k × slide (Flink's window offset, Spark's startTime, Beam's withOffset): 0
-    aligns them to the epoch (or the stream's zero), 1h aligns daily windows to 01:00 UTC. Cumulate windows start at
-    ``offset`` + k × size and end at ``offset`` + m × step (the step is kept in ``slide``)."""
-
-    kind: WindowKind
-    size: int = 0
-    slide: int = 0
-    gap: int = 0
-    # in [0, slide) (cumulate: [0, size)): an offset of a whole period or more, or a negative one, names the same
-    # windows
-    offset: int = 0
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.kind, WindowKind):
-            raise InputError(f"window kind must be one of {', '.join(k.value for k in WindowKind)}, not {self.kind!r}")
-        spans = [self.gap] if self.kind is WindowKind.SESSION else [self.size, self.slide]
-        if any(isinstance(v, bool) or not isinstance(v, int) or not 0 < v <= MAX_DURATION for v in spans):
-            raise InputError(f"window {self.kind.value}: sizes, slides and gaps must be positive durations up to 100 "
-                             f"years (got {', '.join(map(str, spans))} µs)")
-        if self.kind is WindowKind.TUMBLING and self.slide != self.size:
-            raise InputError("a tumbling window slides by its size")
-        if self.kind is WindowKind.CUMULATE and self.size % self.slide:
-            raise InputError(f"window cumulate: the size ({format_duration(self.size)}) must be a whole number of "
-                             f"steps ({format_duration(self.slide)}), as Flink's CUMULATE requires")
-        if self.kind in (WindowKind.SLIDING, WindowKind.CUMULATE) and -(-self.size // self.slide) > MAX_WINDOWS_PER_EVENT:
-            raise InputError(f"window {self.kind.value}:{format_duration(self.size)}:{format_duration(self.slide)} puts every "
-                             f"event in {-(-self.size // self.slide):,} windows; at most {MAX_WINDOWS_PER_EVENT:,} "
-                             "are allowed (use a longer slide)")
-        if isinstance(self.offset, bool) or not isinstance(self.offset, int):
-            raise InputError(f"a window offset is a duration, not {self.offset!r}")
-        if self.kind is WindowKind.SESSION and self.offset:
-            raise InputError("a session window has no offset: it starts at its first event")
-        period = self.size if self.kind is WindowKind.CUMULATE else self.slide
-        if self.kind is not WindowKind.SESSION and not 0 <= self.offset < period:
-            object.__setattr__(self, "offset", self.offset % period)  # the same windows, named one way
-
-    @staticmethod
-    def parse(text: str) -> "WindowSpec":
-        """Read ``tumbling:10``, ``sliding:20:10``, ``session:30`` or ``cumulate:1h:15m`` (size, then step;
-        durations as in --delay), and an offset after ``+`` but for sessions: ``tumbling:1d+1h``,
-        ``sliding:1h:15m+5m``."""
-        body, plus, offset_text = str(text).partition("+")
-        parts = body.split(":")
-        try:
-            kind = WindowKind(parts[0].strip().lower())
-        except ValueError:
-            raise InputError(f"unknown window {text!r}: use tumbling:SIZE, sliding:SIZE:SLIDE, session:GAP or "
-                             "cumulate:SIZE:STEP (an offset after +: tumbling:1d+1h)") from None
-        expected = {WindowKind.TUMBLING: 2, WindowKind.SLIDING: 3, WindowKind.SESSION: 2, WindowKind.CUMULATE: 3}[kind]
-        if len(parts) != expected:
-            raise InputError(f"window {text!r} needs {expected - 1} duration(s) after '{kind.value}:'")
-        values = [parse_duration(p) for p in parts[1:]]
-        offset = 0
-        if plus:
-            if kind is WindowKind.SESSION:
-                raise InputError(f"window {text!r}: a session window has no offset (it starts at its first event)")
-            offset = parse_duration(offset_text)
-        if kind is WindowKind.TUMBLING:
-            return WindowSpec(kind, size=values[0], slide=values[0], offset=offset)
-        if kind in (WindowKind.SLIDING, WindowKind.CUMULATE):
-            return WindowSpec(kind, size=values[0], slide=values[1], offset=offset)
-        return WindowSpec(kind, gap=values[0])
-
-    def __str__(self) -> str:
-        at = f"+{format_duration(self.offset)}" if self.offset else ""
-        if self.kind is WindowKind.TUMBLING:
-            return f"tumbling:{format_duration(self.size)}{at}"
-        if self.kind in (WindowKind.SLIDING, WindowKind.CUMULATE):
-            return f"{self.kind.value}:{format_duration(self.size)}:{format_duration(self.slide)}{at}"
-        return f"session:{format_duration(self.gap)}"
 
 
 @dataclass(frozen=True)

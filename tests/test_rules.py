@@ -94,7 +94,7 @@ REFERENCE_READS = {
     "merged": "merge", "pick_min": "scope", "per_partition": "per_partition", "backlog": "schedule",
     "source_idle_timeout": "source_idle_timeout", "source_idle_every": "source_idle_every", "session": "session",
     "gap": "gap", "end_inclusive": "end_inclusive", "from_zero": "windows_from_zero", "strict": "session_close_strict",
-    "on_merge": "session_lateness_on_merge", "overlap_only": "session_merge_overlap_only",
+    "on_merge": "session_lateness_on_merge", "overlap_only": "session_merge_overlap_only", "sessions_kept": "sessions_kept",
     "forget_when_empty": "forget_when_empty", "live_wakeups": "live_wakeups", "allowed": "allowed_lateness",
     "rule_window": "lateness_rule",
     "refuse_every": "refused_when", "kept_at_horizon": "late_kept_at_horizon", "idle_timeout": "idle_timeout",

@@ -165,6 +165,10 @@ class TimeConfig:
     # Beam's Sessions.mergeWindows joins windows [t, t + gap) only when they overlap: [10, 20) and [20, 30) stay
     # two. Others (Spark) merge sessions that touch as well.
     session_merge_overlap_only: bool = False
+    # Beam's Python DirectRunner never drops a fired session's state (its GeneralTriggerDriver has no cleanup timer),
+    # so an element whose own [t, t + gap) has not expired merges into an overlapping session however old, and the
+    # merged session fires at once. Beam's model, its Java runners and Dataflow drop it at end + allowed lateness.
+    session_state_kept: bool = False
     # Bytewax discards a key's state, its clock included, once the key has no window left to emit (tumbling and
     # sliding): the key's next item starts a fresh watermark, so a window can be emitted twice. Per-key
     # watermarks and fixed windows only.

@@ -137,6 +137,10 @@ TIME_FIELDS: tuple[TimeField, ...] = (
     TimeField("session_merge_overlap_only", "session_merge_overlap_only", "sessions merge only when they overlap, "
               "not when one ends where the next starts, as Beam's", bool, "sessionMergeOverlapOnly",
               windows=("session",)),
+    TimeField("session_state_kept", "session_state_kept", "sessions: a fired session is never dropped (no cleanup "
+              "at end + allowed lateness), so an event whose own session has not expired merges into an overlapping "
+              "one however old, and it fires again at once, as Beam's Python DirectRunner (Beam's Java runners and "
+              "Dataflow drop it)", bool, "sessionStateKept", windows=("session",)),
     TimeField("forget_clock_when_empty", "forget_clock_when_empty", "per-key watermarks, tumbling and sliding: a "
               "key's watermark is forgotten once all its windows have fired, so its next event starts afresh, as "
               "Bytewax discards the key's state", bool, "forgetClockWhenEmpty",

@@ -164,6 +164,10 @@ class Engine:
                     self.fire(w, Reason.WATERMARK, at, raw)
 
     def purge(self, groups: Iterable[str]) -> None:
+        """Drop the fired windows past their end + allowed lateness; none with ``sessions_kept`` (Beam's Python
+        runner keeps every fired session, so a later element can still merge into it)."""
+        if self.rules.sessions_kept:
+            return
         for group in groups:
             if self.store.purge_heap.get(group):
                 self.store.purge(group, self.effective(self.group_raw(group)))

@@ -94,6 +94,7 @@ class Rules:
     strict: bool  # Bytewax: a session closes strictly after last + gap
     on_merge: bool  # Flink: a session event's lateness is judged after the merge
     overlap_only: bool  # Beam: sessions merge only when they overlap
+    sessions_kept: bool  # Beam's Python runner: a fired session is never purged
     forget_when_empty: bool  # Bytewax: a key with no window left loses its clock (per key, fixed windows)
     live_wakeups: bool  # Bytewax on the system clock: a key is woken at its notify_at only (per key, fixed windows)
     # lateness
@@ -149,6 +150,7 @@ def derive(config: RunConfig) -> Rules:
         strict=t.session_close_strict,
         on_merge=t.session_lateness_on_merge,
         overlap_only=t.session_merge_overlap_only,
+        sessions_kept=t.session_state_kept and session,
         forget_when_empty=t.forget_clock_when_empty and per_key and not session,
         live_wakeups=t.bytewax_live_wakeups and event and t.strategy is Strategy.EVENT_CLOCK and per_key and not session,
         allowed=t.allowed_lateness,

@@ -99,8 +99,9 @@ def _fire_ready(st: State, g: int, at: int) -> None:
 
 @njit(cache=True, inline="always")
 def purge(st: State, g: int) -> None:
-    """Drop fired windows whose end + allowed lateness the effective watermark has passed."""
-    if st.m[st.grp_purge_size + g] > 0:
+    """Drop fired windows whose end + allowed lateness the effective watermark has passed (none with
+    ``sessions_kept``: the reference's ``Engine.purge``)."""
+    if st.m[st.grp_purge_size + g] > 0 and not st.sessions_kept:
         _purge(st, g)
 
 

@@ -109,6 +109,7 @@ class State(NamedTuple):
     strict: int
     on_merge: int
     overlap_only: int
+    sessions_kept: int
     forget_when_empty: int
     live_wakeups: int
     allowed: int

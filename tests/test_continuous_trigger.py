@@ -14,12 +14,12 @@ import pytest
 
 from explorer import generate, preset
 from explorer.cli import main
-from explorer.config import Emit, WindowSpec, what_if
+from explorer.config import Emit, Scope, WindowSpec, what_if
 from explorer.core import run
 from explorer.core.result import differences
 from explorer.errors import InputError
 from explorer.export import export
-from explorer.streams import load_events
+from explorer.streams import load_events, stream_from_frame
 from explorer.verify import held_against, report, verify
 
 S = 1_000_000
@@ -129,3 +129,18 @@ def test_real_flink_fires_the_periodic_panes_predicted_on_a_kafka_like_export(en
     assert verdict.identical, "\n".join(report(verdict))
     without = held_against(verdict, run(stream, config.with_time(continuous_event_time=None)))
     assert not without.identical and without.only_engine
+
+
+def test_a_periodic_panes_event_time_latency_is_its_own_watermarks_largest_event_time():
+    """Per-key watermarks: key a's pane at the boundary 3 s fires when a's 7 s arrives (at the 200 ms emit after);
+    by then b's 50 s has been seen too, but not by a's watermark. The pane's event-time latency is a's largest event
+    time − the end (7 − 10), as the window's own firing (and Beam's early panes, core/early.pane_rows) measure it,
+    not 50 − 10."""
+    frame = pd.DataFrame({"id": ["a1", "b1", "a2", "b2"], "key": ["a", "b", "a", "b"],
+                          "event_time": [1.0, 50.0, 7.0, 51.0], "arrival_time": [1.0, 1.5, 2.0, 3.0]})
+    config = _config("tumbling:10").with_time(scope=Scope.KEY)
+    for engine in ("compiled", "reference"):
+        w = run(stream_from_frame(frame), config, engine=engine).windows
+        pane = w[(w["key"] == "a") & (w["revision"] == 1)]
+        assert pane[["reason", "ids", "emit_time"]].values.tolist() == [["EARLY", ("a1", "a2"), 2_200_000]]
+        assert pane["latency_event"].tolist() == [-3 * S]

@@ -33,7 +33,8 @@ import numpy as np
 import pandas as pd
 
 from explorer.config import MILLISECOND, Emit, Panes, RunConfig, WindowKind
-from explorer.core.result import WINDOW_COLUMNS, Reason, Result, canonical_order
+from explorer.core.early import pane_rows
+from explorer.core.result import Reason, Result, canonical_order
 from explorer.core.rules import derive
 from explorer.core.summary import with_windows
 from explorer.core.watermarks import GLOBAL
@@ -132,7 +133,7 @@ def _with_periodic(result: Result, interval: int) -> pd.DataFrame:
     if not panes:
         return w
     table = w.assign(ids=ids, count=counts, revision=w["revision"].to_numpy() + shift[window_of])
-    return canonical_order(pd.concat([table, _rows(result, pd.DataFrame(panes))], ignore_index=True))
+    return canonical_order(pd.concat([table, pane_rows(result, pd.DataFrame(panes))], ignore_index=True))
 
 
 def _firings(advances: pd.DataFrame | None, boundary: int, end: int, interval: int, first_batch: int,
@@ -156,27 +157,6 @@ def _firings(advances: pd.DataFrame | None, boundary: int, end: int, interval: i
             break
         boundary += interval
     return out
-
-
-def _rows(result: Result, panes: pd.DataFrame) -> pd.DataFrame:
-    """The periodic panes as windows-table rows, with the watermark that fired them (none at the end of input)
-    and the largest event time their batch had seen."""
-    events = result.events
-    batch = panes["emit_batch"].to_numpy(dtype=np.int64)
-    per_batch = events.groupby("batch")["event_time"].max().reindex(np.arange(1, batch.max() + 1))
-    largest = np.fmax.accumulate(per_batch.to_numpy(dtype="float64"))[batch - 1]
-    end = panes["end"].to_numpy(dtype=np.int64)
-    due = panes["emit_time"].to_numpy(dtype=np.int64)
-    return pd.DataFrame({
-        "key": panes["key"].to_numpy(dtype=object), "start": panes["start"].to_numpy(dtype=np.int64), "end": end,
-        "count": np.fromiter(map(len, panes["ids"]), dtype=np.int64, count=len(panes)),
-        "ids": panes["ids"].to_numpy(dtype=object), "emit_batch": batch, "emit_time": due,
-        "watermark": pd.array(panes["watermark"].tolist(), dtype="Int64"),
-        "effective_watermark": pd.array(panes["effective_watermark"].tolist(), dtype="Int64"),
-        "reason": Reason.EARLY.value, "revision": panes["revision"].to_numpy(dtype=np.int64),
-        "latency_event": pd.array(largest.astype(np.int64) - end, dtype="Int64"),
-        "latency_processing": due - end,
-    }, columns=WINDOW_COLUMNS)
 
 
 def boundary(result: Result, row: int) -> int:

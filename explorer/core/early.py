@@ -128,8 +128,10 @@ def _panes(arrivals: np.ndarray, on_time: int, delay: int) -> list[tuple[int, np
 
 def pane_rows(result: Result, early: pd.DataFrame) -> pd.DataFrame:
     """The early panes as windows-table rows: emitted by the last batch committed before their timer fired (or
-    their ``emit_batch``, when given: core/continuous_processing's timers due in the past), with that commit's
-    watermark of their scope and the largest event time it had seen (as a watermark firing there would have)."""
+    their ``emit_batch``, when given: core/continuous_processing's timers due in the past, core/continuous's
+    watermark advances), with that commit's watermark of their scope (or their ``watermark`` and
+    ``effective_watermark``, when given: the advance that fired them) and the largest event time that scope had
+    seen by then (as a watermark firing there would have)."""
     config = result.config
     rules = derive(config)
     events = result.events
@@ -142,7 +144,8 @@ def pane_rows(result: Result, early: pd.DataFrame) -> pd.DataFrame:
     partition_of = dict(zip(events["key"], events["partition"]))
     group = [str(k) if rules.per_key else str(partition_of[k]) if rules.per_partition else GLOBAL
              for k in early["key"].tolist()]
-    marks = marks_at(result.watermarks, batch, group)
+    marks = (early.rename(columns={"effective_watermark": "effective"}) if "watermark" in early
+             else marks_at(result.watermarks, batch, group))
     group_of_event = (events["key"] if rules.per_key else events["partition"] if rules.per_partition
                       else pd.Series(GLOBAL, index=events.index)).astype(str)
     seen_by = (pd.DataFrame({"group": group_of_event, "batch": events["batch"].to_numpy(dtype=np.int64),

@@ -134,7 +134,7 @@ def test_real_flink_fires_the_periodic_panes_predicted_on_a_kafka_like_export(en
 def test_a_periodic_panes_event_time_latency_is_its_own_watermarks_largest_event_time():
     """Per-key watermarks: key a's pane at the boundary 3 s fires when a's 7 s arrives (at the 200 ms emit after);
     by then b's 50 s has been seen too, but not by a's watermark. The pane's event-time latency is a's largest event
-    time − the end (7 − 10), as the window's own firing (and Beam's early panes, core/early.pane_rows) measure it,
+    time − the end (7 − 10), as the window's own firing (and Beam's early panes, core/triggers.pane_rows) measure it,
     not 50 − 10."""
     frame = pd.DataFrame({"id": ["a1", "b1", "a2", "b2"], "key": ["a", "b", "a", "b"],
                           "event_time": [1.0, 50.0, 7.0, 51.0], "arrival_time": [1.0, 1.5, 2.0, 3.0]})

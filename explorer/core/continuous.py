@@ -32,11 +32,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from explorer.config import MILLISECOND, Emit, Panes, RunConfig, WindowKind
-from explorer.core.early import pane_rows
-from explorer.core.result import Reason, Result, canonical_order
+from explorer.config import MILLISECOND, Emit, RunConfig, WindowKind
+from explorer.core.result import Reason, Result
 from explorer.core.rules import derive
 from explorer.core.summary import with_windows
+from explorer.core.triggers import prepend_panes
 from explorer.core.watermarks import GLOBAL
 from explorer.errors import InputError
 
@@ -88,52 +88,30 @@ def _advances(result: Result) -> dict[str, pd.DataFrame]:
 
 
 def _with_periodic(result: Result, interval: int) -> pd.DataFrame:
-    """The windows table with each window's periodic panes before its first emission, its later rows' revisions
-    moved on by their number, and (discarding) its first emission cut to the events no pane carried."""
-    w = result.windows
-    if w.empty:
-        return w
-    config = result.config
-    rules = derive(config)
-    events = result.events
+    """The windows table with each window's periodic panes before its first emission (its firing at the end)."""
+    w, events = result.windows, result.events
+    rules = derive(result.config)
     batch_of = dict(zip(events["id"].tolist(), events["batch"].tolist()))
     order_of = {e: n for n, e in enumerate(events["id"].tolist())}  # the events table is in processing order
     time_of = dict(zip(events["id"].tolist(), events["event_time"].tolist()))
     partition_of = dict(zip(events["key"], events["partition"]))
     advances = _advances(result)
-    discarding = config.time.panes is Panes.DISCARDING
-    window_of = w.groupby(["key", "start", "end"], sort=False).ngroup().to_numpy()
-    first = ~pd.Series(window_of).duplicated().to_numpy()  # a window's first emission: its firing at the end
-    panes: list[dict[str, object]] = []
-    shift = np.zeros(window_of.max() + 1, dtype=np.int64)
-    ids = w["ids"].to_numpy(dtype=object).copy()
-    counts = w["count"].to_numpy().copy()
-    starts, ends, batches, times = (w[c].to_numpy(dtype=np.int64) for c in ("start", "end", "emit_batch", "emit_time"))
-    for row in np.flatnonzero(first).tolist():
-        members = sorted(ids[row], key=order_of.__getitem__)
-        if not members or w["reason"].iat[row] == Reason.LATE_UPDATE.value:  # opened late: fired per element only
-            continue
-        key, start, end = w["key"].iat[row], int(starts[row]), int(ends[row])
+    keys, reasons = w["key"].tolist(), w["reason"].tolist()
+    ends, batches, times = (w[c].to_numpy(dtype=np.int64) for c in ("end", "emit_batch", "emit_time"))
+
+    def fire(row: int, ids: tuple[str, ...]) -> list[tuple[dict[str, object], list[str]]]:
+        members = sorted(ids, key=order_of.__getitem__)
+        if not members or reasons[row] == Reason.LATE_UPDATE.value:  # opened late: fired per element only
+            return []
+        key = keys[row]
         scope = str(key) if rules.per_key else str(partition_of[key]) if rules.per_partition else GLOBAL
-        fired = _firings(advances.get(scope), (time_of[members[0]] // interval + 1) * interval, end, interval,
-                         batch_of[members[0]], int(batches[row]), int(times[row]),
-                         w["reason"].iat[row] == Reason.END_OF_STREAM.value)
-        shown: set[str] = set()
-        for n, (boundary, batch, time, mark, effective) in enumerate(fired, 1):
-            upto = [m for m in members if batch_of[m] <= batch]
-            carried = [m for m in upto if m not in shown] if discarding else upto
-            shown.update(upto)
-            panes.append({"key": key, "start": start, "end": end, "ids": tuple(carried), "emit_batch": batch,
-                          "emit_time": time, "watermark": mark, "effective_watermark": effective,
-                          "revision": n, "boundary": boundary})
-        shift[window_of[row]] = len(fired)
-        if discarding and fired:
-            ids[row] = tuple(m for m in ids[row] if m not in shown)
-            counts[row] = len(ids[row])
-    if not panes:
-        return w
-    table = w.assign(ids=ids, count=counts, revision=w["revision"].to_numpy() + shift[window_of])
-    return canonical_order(pd.concat([table, pane_rows(result, pd.DataFrame(panes))], ignore_index=True))
+        fired = _firings(advances.get(scope), (time_of[members[0]] // interval + 1) * interval, int(ends[row]),
+                         interval, batch_of[members[0]], int(batches[row]), int(times[row]),
+                         reasons[row] == Reason.END_OF_STREAM.value)
+        return [({"emit_batch": batch, "emit_time": time, "watermark": mark, "effective_watermark": effective},
+                 [m for m in members if batch_of[m] <= batch]) for _, batch, time, mark, effective in fired]
+
+    return prepend_panes(result, fire)
 
 
 def _firings(advances: pd.DataFrame | None, boundary: int, end: int, interval: int, first_batch: int,

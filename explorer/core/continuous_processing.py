@@ -33,10 +33,10 @@ import numpy as np
 import pandas as pd
 
 from explorer.config import MILLISECOND, Emit, Panes, RunConfig, TimeSource, WindowKind
-from explorer.core.early import pane_rows
 from explorer.core.result import Metrics, Result, Stat, canonical_order
 from explorer.core.rules import derive
 from explorer.core.summary import with_windows
+from explorer.core.triggers import pane_rows
 from explorer.core.watermarks import GLOBAL
 from explorer.errors import InputError
 

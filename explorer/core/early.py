@@ -34,12 +34,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from explorer.config import Emit, Panes, RunConfig, WindowKind
-from explorer.core.coalesce import last_up_to, marks_at
-from explorer.core.result import WINDOW_COLUMNS, Reason, Result, canonical_order
+from explorer.config import Emit, RunConfig, WindowKind
+from explorer.core.result import Result
 from explorer.core.rules import derive
 from explorer.core.summary import with_windows
-from explorer.core.watermarks import GLOBAL
+from explorer.core.triggers import prepend_panes
 from explorer.errors import InputError
 
 
@@ -74,39 +73,16 @@ def add_early_panes(result: Result) -> Result:
 
 
 def _with_early(result: Result, delay: int) -> pd.DataFrame:
-    """The windows table with each window's early panes before its first emission, its later rows' revisions moved
-    on by their number, and (discarding) its on-time pane cut to the events no early pane carried."""
-    w = result.windows
-    if w.empty:
-        return w
+    """The windows table with each window's early panes before its first emission (its on-time pane)."""
     events = result.events
     arrival = dict(zip(events["id"].tolist(), events["arrival_time"].tolist()))
-    discarding = result.config.time.panes is Panes.DISCARDING
-    window_of = w.groupby(["key", "start", "end"], sort=False).ngroup().to_numpy()
-    first = ~pd.Series(window_of).duplicated().to_numpy()  # a window's first emission: its on-time pane
-    early: list[dict[str, object]] = []
-    shift = np.zeros(window_of.max() + 1, dtype=np.int64)  # early panes per window
-    ids = w["ids"].to_numpy(dtype=object).copy()
-    counts = w["count"].to_numpy().copy()
-    keys, starts, ends, on_time = (w[c].tolist() for c in ("key", "start", "end", "emit_time"))
-    for row in np.flatnonzero(first).tolist():
-        members = tuple(ids[row])
+    on_time = result.windows["emit_time"].tolist()
+
+    def fire(row: int, members: tuple[str, ...]) -> list[tuple[dict[str, object], list[str]]]:
         panes = _panes(np.array([arrival[i] for i in members], dtype=np.int64), on_time[row], delay)
-        shown = np.zeros(len(members), dtype=bool)
-        for n, (due, upto) in enumerate(panes, 1):
-            carried = upto & ~shown if discarding else upto
-            shown |= upto
-            early.append({"key": keys[row], "start": starts[row], "end": ends[row],
-                          "ids": tuple(m for m, c in zip(members, carried.tolist()) if c), "emit_time": due,
-                          "revision": n})
-        shift[window_of[row]] = len(panes)
-        if discarding and panes:
-            ids[row] = tuple(m for m, s in zip(members, shown.tolist()) if not s)
-            counts[row] = len(ids[row])
-    if not early:
-        return w
-    table = w.assign(ids=ids, count=counts, revision=w["revision"].to_numpy() + shift[window_of])
-    return canonical_order(pd.concat([table, pane_rows(result, pd.DataFrame(early))], ignore_index=True))
+        return [({"emit_time": due}, [m for m, h in zip(members, upto.tolist()) if h]) for due, upto in panes]
+
+    return prepend_panes(result, fire)
 
 
 def _panes(arrivals: np.ndarray, on_time: int, delay: int) -> list[tuple[int, np.ndarray]]:
@@ -124,42 +100,3 @@ def _panes(arrivals: np.ndarray, on_time: int, delay: int) -> list[tuple[int, np
             return out
         out.append((due, arrivals < due))
         fired = due
-
-
-def pane_rows(result: Result, early: pd.DataFrame) -> pd.DataFrame:
-    """The early panes as windows-table rows: emitted by the last batch committed before their timer fired (or
-    their ``emit_batch``, when given: core/continuous_processing's timers due in the past, core/continuous's
-    watermark advances), with that commit's watermark of their scope (or their ``watermark`` and
-    ``effective_watermark``, when given: the advance that fired them) and the largest event time that scope had
-    seen by then (as a watermark firing there would have)."""
-    config = result.config
-    rules = derive(config)
-    events = result.events
-    arrivals = events["arrival_time"].to_numpy(dtype=np.int64)
-    order = np.argsort(arrivals, kind="stable")
-    due = early["emit_time"].to_numpy(dtype=np.int64)
-    before = np.searchsorted(arrivals[order], due, side="left")  # events that arrived before each timer
-    batch = (early["emit_batch"].to_numpy(dtype=np.int64) if "emit_batch" in early  # (a timer due in the past)
-             else events["batch"].to_numpy(dtype=np.int64)[order][before - 1])
-    partition_of = dict(zip(events["key"], events["partition"]))
-    group = [str(k) if rules.per_key else str(partition_of[k]) if rules.per_partition else GLOBAL
-             for k in early["key"].tolist()]
-    marks = (early.rename(columns={"effective_watermark": "effective"}) if "watermark" in early
-             else marks_at(result.watermarks, batch, group))
-    group_of_event = (events["key"] if rules.per_key else events["partition"] if rules.per_partition
-                      else pd.Series(GLOBAL, index=events.index)).astype(str)
-    seen_by = (pd.DataFrame({"group": group_of_event, "batch": events["batch"].to_numpy(dtype=np.int64),
-                             "t": events["event_time"].to_numpy(dtype=np.int64)})
-               .groupby(["group", "batch"])["t"].max().groupby(level=0).cummax().reset_index())
-    seen = last_up_to(seen_by, batch, group, "batch", "group")["t"].to_numpy(dtype=np.int64)
-    end = early["end"].to_numpy(dtype=np.int64)
-    return pd.DataFrame({
-        "key": early["key"].to_numpy(dtype=object), "start": early["start"].to_numpy(dtype=np.int64), "end": end,
-        "count": np.fromiter(map(len, early["ids"]), dtype=np.int64, count=len(early)),
-        "ids": early["ids"].to_numpy(dtype=object), "emit_batch": batch, "emit_time": due,
-        "watermark": pd.array(marks["watermark"].to_numpy(), dtype="Int64"),
-        "effective_watermark": pd.array(marks["effective"].to_numpy(), dtype="Int64"),
-        "reason": Reason.EARLY.value, "revision": early["revision"].to_numpy(dtype=np.int64),
-        "latency_event": pd.array(seen - end, dtype="Int64"),
-        "latency_processing": due - end,
-    }, columns=WINDOW_COLUMNS)

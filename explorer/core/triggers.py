@@ -1,0 +1,94 @@
+"""What the triggers added after any runner share (``core/emitted.py``: Beam's early firings in ``early.py``,
+Flink's continuous triggers in ``continuous.py`` and ``continuous_processing.py``): how a window's panes are put
+before its first emission, and how a pane becomes a windows-table row. One frame, so the triggers differ only in
+when their panes fire."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from explorer.config import Panes
+from explorer.core.coalesce import last_up_to, marks_at
+from explorer.core.result import WINDOW_COLUMNS, Reason, Result, canonical_order
+from explorer.core.rules import derive
+from explorer.core.watermarks import GLOBAL
+
+# a window's panes before its first emission, from that emission's row and the events it holds: each pane's fields
+# (emit_time, and emit_batch and the watermark when the trigger knows them) and the events it holds, in order
+Fire = Callable[[int, tuple[str, ...]], Sequence[tuple[dict[str, object], Sequence[str]]]]
+
+
+def prepend_panes(result: Result, fire: Fire) -> pd.DataFrame:
+    """The windows table with each window's panes (``fire``) before its first emission, its later rows' revisions
+    moved on by their number, and (discarding) each pane and the first emission cut to the events no earlier pane
+    carried: a trigger's firing decides nothing, so the runner's table is kept and the panes are added to it."""
+    w = result.windows
+    if w.empty:
+        return w
+    discarding = result.config.time.panes is Panes.DISCARDING
+    window_of = w.groupby(["key", "start", "end"], sort=False).ngroup().to_numpy()
+    first = ~pd.Series(window_of).duplicated().to_numpy()  # a window's first emission
+    panes: list[dict[str, object]] = []
+    shift = np.zeros(window_of.max() + 1, dtype=np.int64)  # panes put before it, per window
+    ids = w["ids"].to_numpy(dtype=object).copy()
+    counts = w["count"].to_numpy().copy()
+    keys, starts, ends = (w[c].tolist() for c in ("key", "start", "end"))
+    for row in np.flatnonzero(first).tolist():
+        members = tuple(ids[row])
+        fired = fire(row, members)
+        shown: set[str] = set()
+        for n, (fields, held) in enumerate(fired, 1):
+            carried = [m for m in held if m not in shown] if discarding else held
+            shown.update(held)
+            panes.append({"key": keys[row], "start": starts[row], "end": ends[row], "ids": tuple(carried),
+                          "revision": n, **fields})
+        shift[window_of[row]] = len(fired)
+        if discarding and fired:
+            ids[row] = tuple(m for m in members if m not in shown)
+            counts[row] = len(ids[row])
+    if not panes:
+        return w
+    table = w.assign(ids=ids, count=counts, revision=w["revision"].to_numpy() + shift[window_of])
+    return canonical_order(pd.concat([table, pane_rows(result, pd.DataFrame(panes))], ignore_index=True))
+
+
+def pane_rows(result: Result, panes: pd.DataFrame) -> pd.DataFrame:
+    """The panes as EARLY windows-table rows: emitted by the last batch committed before their timer fired (or
+    their ``emit_batch``, when given: continuous_processing's timers due in the past, continuous's watermark
+    advances), with that commit's watermark of their scope (or their ``watermark`` and
+    ``effective_watermark``, when given: the advance that fired them) and the largest event time that scope had
+    seen by then (as a watermark firing there would have)."""
+    config = result.config
+    rules = derive(config)
+    events = result.events
+    arrivals = events["arrival_time"].to_numpy(dtype=np.int64)
+    order = np.argsort(arrivals, kind="stable")
+    due = panes["emit_time"].to_numpy(dtype=np.int64)
+    before = np.searchsorted(arrivals[order], due, side="left")  # events that arrived before each timer
+    batch = (panes["emit_batch"].to_numpy(dtype=np.int64) if "emit_batch" in panes  # (a timer due in the past)
+             else events["batch"].to_numpy(dtype=np.int64)[order][before - 1])
+    partition_of = dict(zip(events["key"], events["partition"]))
+    group = [str(k) if rules.per_key else str(partition_of[k]) if rules.per_partition else GLOBAL
+             for k in panes["key"].tolist()]
+    marks = (panes.rename(columns={"effective_watermark": "effective"}) if "watermark" in panes
+             else marks_at(result.watermarks, batch, group))
+    group_of_event = (events["key"] if rules.per_key else events["partition"] if rules.per_partition
+                      else pd.Series(GLOBAL, index=events.index)).astype(str)
+    seen_by = (pd.DataFrame({"group": group_of_event, "batch": events["batch"].to_numpy(dtype=np.int64),
+                             "t": events["event_time"].to_numpy(dtype=np.int64)})
+               .groupby(["group", "batch"])["t"].max().groupby(level=0).cummax().reset_index())
+    seen = last_up_to(seen_by, batch, group, "batch", "group")["t"].to_numpy(dtype=np.int64)
+    end = panes["end"].to_numpy(dtype=np.int64)
+    return pd.DataFrame({
+        "key": panes["key"].to_numpy(dtype=object), "start": panes["start"].to_numpy(dtype=np.int64), "end": end,
+        "count": np.fromiter(map(len, panes["ids"]), dtype=np.int64, count=len(panes)),
+        "ids": panes["ids"].to_numpy(dtype=object), "emit_batch": batch, "emit_time": due,
+        "watermark": pd.array(marks["watermark"].to_numpy(), dtype="Int64"),
+        "effective_watermark": pd.array(marks["effective"].to_numpy(), dtype="Int64"),
+        "reason": Reason.EARLY.value, "revision": panes["revision"].to_numpy(dtype=np.int64),
+        "latency_event": pd.array(seen - end, dtype="Int64"),
+        "latency_processing": due - end,
+    }, columns=WINDOW_COLUMNS)

@@ -6,7 +6,8 @@
 (tests/scenarios/bytewax_live_clock.yaml), Kafka Streams' SuppressScenarioTest
 (tests/scenarios/kafka_streams_suppress.yaml) and its aggregates' every-update output
 (tests/scenarios/kafka_streams_updates.yaml), Flink's withIdleness tests on a partitioned source with a periodic emit
-(tests/scenarios/flink_idleness.yaml), Flink SQL's CUMULATE windows (tests/scenarios/flink_cumulate.yaml). One
+(tests/scenarios/flink_idleness.yaml), Flink SQL's CUMULATE windows (tests/scenarios/flink_cumulate.yaml), Kafka
+Streams' SlidingWindows (tests/scenarios/kafka_streams_sliding.yaml). One
 interpreter runs every case on both engines: every firing with the input row it follows, the side output, the
 dropped items, the elements a window dropped while another kept them.
 Cases marked ``error`` (Beam's own negative transcripts) must be rejected, and the negative tests below turn
@@ -38,6 +39,7 @@ SUITES = {suite: yaml.safe_load((SCENARIOS / file).read_text())
                               ("bytewax-live", "bytewax_live_clock.yaml"),
                               ("kafka-streams", "kafka_streams_suppress.yaml"),
                               ("kafka-streams-updates", "kafka_streams_updates.yaml"),
+                              ("kafka-streams-sliding", "kafka_streams_sliding.yaml"),
                               ("flink-idleness", "flink_idleness.yaml"),
                               ("flink-cumulate", "flink_cumulate.yaml"),
                               ("flink-continuous", "flink_continuous_trigger.yaml"),
@@ -154,6 +156,14 @@ def test_engine_suite_cases(suite, name, engine):
     ("kafka-streams-updates", "multiple_sessions_cached", {"emit": Emit.ON_UPDATE}),  # the cache off: every update
     ("kafka-streams-updates", "session_windows_count_cached", {"commit_interval": 3_600_000_000}),  # one flush
     ("kafka-streams-updates", "time_windows_count_cached", {"commit_interval": 30_000_000}),  # the preset's 30 s
+    ("kafka-streams-sliding", "small_input_updates", {"emit": Emit.ON_CLOSE}),  # one result per window, at close
+    ("kafka-streams-sliding", "small_input_on_close", {"bound": 0}),  # no grace: [0, 10] closes at r4 (15 > 10)
+    ("kafka-streams-sliding", "early_records_updates", {"emit": Emit.ON_BATCH, "commit_interval": 3_600_000_000}),
+    ("kafka-streams-sliding", "early_records_on_close", {"bound": 20_000}),  # stream time − 20 closes none by 70
+    ("kafka-streams-sliding", "expired_by_grace_updates", {"bound": 100_000}),  # k0's [90, 100] is kept
+    ("kafka-streams-sliding", "expired_by_grace_on_close", {"bound": 100_000}),  # k0 … k5 kept
+    ("kafka-streams-sliding", "random_input_on_close", {"bound": 90_000}),  # the store keeps starts from 62: 77, 78 too
+    ("kafka-streams-sliding", "count_sliding_windows", {"bound": 0}),  # a3 at 500 expires key 2's: b10, b20 dropped
     ("beam-early", "early_pane_before_the_watermark", {"early_firings": None}),  # no pane before the input ends
     ("beam-early", "panes_follow_the_first_element", {"early_firings": 3_000_000}),  # other panes
     ("beam-early", "panes_follow_the_first_element", {"panes": Panes.ACCUMULATING}),  # 2, 4, 6, 7, 7 elements

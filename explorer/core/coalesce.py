@@ -57,6 +57,8 @@ def _coalesced_windows(result: Result) -> pd.DataFrame:
         return pd.DataFrame({c: pd.Series(dtype=w[c].dtype) for c in WINDOW_COLUMNS})
     events = result.events
     slots = Slots.of(result)
+    if config.window.kind is WindowKind.KSTREAMS_SLIDING:
+        return _finish(result, _whole(updates, slots), slots)
     row_of = pd.Series(np.arange(len(events)), index=events["id"].to_numpy())
     record = row_of.loc[[tuple(ids)[0] for ids in updates["ids"]]].to_numpy()  # each UPDATE carries its record
     slot = slots.of_batch(updates["emit_batch"].to_numpy())
@@ -122,6 +124,21 @@ def _fixed(table: pd.DataFrame, ids: np.ndarray) -> pd.DataFrame:
     out["life"] = life[ends]
     out["revision"] = out.groupby("life").cumcount() + 1
     return out.drop(columns=["life", "record"])
+
+
+def _whole(updates: pd.DataFrame, slots: Slots) -> pd.DataFrame:
+    """Kafka Streams' sliding windows, whose every update carries the whole aggregate (a window made from a copied
+    one holds records it never took; a put can overwrite one): per window and slot, its last update."""
+    slot = slots.of_batch(updates["emit_batch"].to_numpy())
+    table = pd.DataFrame({"key": updates["key"].to_numpy(), "start": updates["start"].to_numpy(),
+                          "end": updates["end"].to_numpy(), "batch": slot,
+                          "time": slots.flush_time(slot, updates["emit_time"].to_numpy()),
+                          "count": updates["count"].to_numpy(), "ids": updates["ids"].to_numpy(dtype=object),
+                          "revision": updates["revision"].to_numpy()})
+    table = table.sort_values(["key", "start", "end", "revision"], kind="stable")
+    out = table.drop_duplicates(["key", "start", "end", "batch"], keep="last").reset_index(drop=True)
+    out["revision"] = out.groupby(["key", "start", "end"]).cumcount() + 1
+    return out
 
 
 def _sessions(table: pd.DataFrame, tomb: pd.DataFrame, ids: np.ndarray) -> pd.DataFrame:

@@ -116,7 +116,9 @@ class Engine:
                 self.out.settled.append(self._emission(w, reason, at, group_raw, tuple(w.ids)))
             return
         w.revision += 1
-        ids = (w.ids[-1],) if reason is Reason.UPDATE else tuple(w.ids)
+        # an UPDATE carries the record just taken; a Kafka Streams sliding window's, its whole aggregate (copied
+        # from another window or overwritten, it is not its updates' records)
+        ids = (w.ids[-1],) if reason is Reason.UPDATE and not w.whole else tuple(w.ids)
         self.out.emissions.append(self._emission(w, reason, at, group_raw, ids))
 
     def _emission(self, w: Window, reason: Reason, at: int, group_raw: int, ids: tuple[str, ...]) -> Emission:
@@ -310,7 +312,7 @@ class Engine:
             if self.on_update:
                 for old in admission.replaced:
                     self.out.emissions.append(self._tombstone(old, commit, raw))
-                for w, _ in admission.admitted:
+                for w in [*(w for w, _ in admission.admitted), *admission.forwarded]:
                     self.emit(w, Reason.UPDATE, commit, raw)
             if self.late_at_once:
                 self._fire_on_element(admission, arrival, raw, eff)

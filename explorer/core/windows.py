@@ -8,9 +8,13 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from explorer.config import LatenessRule, LatePolicy, RefusedWhen, TimeConfig, WindowKind, WindowSpec
 from explorer.core.result import Status
+
+if TYPE_CHECKING:
+    from explorer.core.kstreams_sliding import KafkaSlidingWindows
 
 
 @dataclass(eq=False)
@@ -29,6 +33,9 @@ class Window:
     slot: int = 0
     merged_into: "Window | None" = None
     min_t: int = 2**62  # its earliest event time (Bytewax's live wake-ups: open in the windower once it is released)
+    # its updates carry its whole contents, not the record just taken: a Kafka Streams sliding window, whose
+    # aggregate is copied from another window or overwritten (core/kstreams_sliding.py)
+    whole: bool = False
 
 
 class Lateness:
@@ -150,11 +157,14 @@ class Replaced:
 @dataclass
 class Admission:
     """What admitting one event decided: the (window, late for it) pairs that took it, the (start, end)
-    spans that refused it, and the sessions it replaced (a session's span changed, or it was merged away)."""
+    spans that refused it, the sessions it replaced (a session's span changed, or it was merged away), and the
+    windows it made without joining them (Kafka Streams' sliding windows: a right window copied from another,
+    forwarded whole)."""
 
     admitted: list[tuple[Window, bool]]
     refused: list[tuple[int, int]]
     replaced: list[Replaced] = field(default_factory=list)
+    forwarded: list[Window] = field(default_factory=list)
 
 
 def fixed_spans(t: int, size: int, slide: int, end_inclusive: bool = False,
@@ -300,7 +310,11 @@ class SessionWindows:
 
 
 def assigner_for(spec: WindowSpec, time: TimeConfig, store: WindowStore,
-                 lateness: Lateness) -> FixedWindows | SessionWindows:
+                 lateness: Lateness) -> FixedWindows | SessionWindows | KafkaSlidingWindows:
+    from explorer.core.kstreams_sliding import KafkaSlidingWindows  # (it builds on this module's parts)
+
+    if spec.kind is WindowKind.KSTREAMS_SLIDING:
+        return KafkaSlidingWindows(spec, time.bound + time.watermark_delay, store, lateness)
     if spec.kind is WindowKind.SESSION:
         return SessionWindows(spec, time.session_close_strict, time.session_lateness_on_merge,
                               time.session_merge_overlap_only, store, lateness)

@@ -9,12 +9,11 @@ uses unless asked for the reference.
 from explorer.budget import check_run
 from explorer.config import RunConfig, Scope, TimeSource, WindowKind
 from explorer.core.assemble import run_reference
-from explorer.core import continuous, continuous_processing
-from explorer.core.early import refusal
 from explorer.core.emitted import shape_emissions, shaped
 from explorer.core.compiled import evaluate, evaluate_metrics
 from explorer.core.result import Metrics, Reason, Result, Stat, Status
 from explorer.core.summary import summarize
+from explorer.core.triggers import refusal
 from explorer.errors import InputError
 from explorer.streams import Stream
 
@@ -59,7 +58,7 @@ def check_inputs(stream: Stream, config: RunConfig) -> None:
     if config.time.follows_watermark_rows and stream.watermarks.empty:
         raise InputError(f"{stream.name}: strategy scripted follows the input's watermark rows (column kind = "
                          "'watermark'), and it has none")
-    why = refusal(config) or continuous.refusal(config) or continuous_processing.refusal(config)
+    why = refusal(config)
     if why:
         raise InputError(why)
     time = config.time

@@ -32,34 +32,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from explorer.config import MILLISECOND, Emit, RunConfig, WindowKind
+from explorer.config import MILLISECOND
 from explorer.core.result import Reason, Result
 from explorer.core.rules import derive
 from explorer.core.summary import with_windows
 from explorer.core.triggers import prepend_panes
 from explorer.core.watermarks import GLOBAL
-from explorer.errors import InputError
 
 TICK = MILLISECOND  # a window's end − Flink's maxTimestamp: a timer at b fires when the effective mark is b + 1 ms
-
-
-def refusal(config: RunConfig) -> str | None:
-    """Why the continuous trigger cannot be modelled with ``config`` (None: it can)."""
-    t = config.time
-    if t.continuous_event_time is None:
-        return None
-    if config.window.kind is WindowKind.SESSION:
-        return ("--continuous-event-time: sessions are not modelled (the trigger's onMerge keeps the merged-away "
-                "windows' timers); use tumbling, sliding or cumulate windows")
-    if t.emit is not Emit.ON_CLOSE:
-        return (f"--continuous-event-time: periodic panes come before a window's firing at its end (emit "
-                f"on-close); emit {t.emit.value} already emits every update")
-    if t.early_firings is not None:
-        return "--continuous-event-time and --early-firings are two triggers: choose one"
-    if derive(config).forget_when_empty:
-        return ("--continuous-event-time: with --forget-clock-when-empty a window can be opened and emitted again, "
-                "and its panes would not be one window's")
-    return None
 
 
 def add_continuous_panes(result: Result) -> Result:
@@ -68,9 +48,6 @@ def add_continuous_panes(result: Result) -> Result:
     interval = config.time.continuous_event_time
     if interval is None:
         return result
-    why = refusal(config)
-    if why:
-        raise InputError(why)
     windows = _with_periodic(result, interval)
     return with_windows(result, windows)
 

@@ -32,36 +32,12 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from explorer.config import MILLISECOND, Emit, Panes, RunConfig, TimeSource, WindowKind
+from explorer.config import MILLISECOND, Panes, TimeSource
 from explorer.core.result import Metrics, Result, Stat, canonical_order
 from explorer.core.rules import derive
 from explorer.core.summary import with_windows
 from explorer.core.triggers import pane_rows
 from explorer.core.watermarks import GLOBAL
-from explorer.errors import InputError
-
-FLAG = "--continuous-processing-time"
-
-
-def refusal(config: RunConfig) -> str | None:
-    """Why the continuous processing-time trigger cannot be modelled with ``config`` (None: it can)."""
-    t = config.time
-    if t.continuous_processing_time is None:
-        return None
-    if config.window.kind is WindowKind.SESSION:
-        return (f"{FLAG}: sessions are not modelled (the trigger's onMerge keeps the merged-away windows' "
-                "timers); use tumbling, sliding or cumulate windows")
-    if t.emit is not Emit.ON_CLOSE:
-        return (f"{FLAG}: the periodic panes are the window's firings (emit on-close); emit {t.emit.value} "
-                "emits every update")
-    if t.early_firings is not None or t.continuous_event_time is not None:
-        other = "--early-firings" if t.early_firings is not None else "--continuous-event-time"
-        return f"{FLAG} and {other} are two triggers: choose one"
-    if derive(config).forget_when_empty:
-        return (f"{FLAG}: with --forget-clock-when-empty a window can be opened and emitted again, and its panes "
-                "would not be one window's")
-    return None
-
 
 def add_processing_panes(result: Result) -> Result:
     """``result`` with its windows fired by the processing-time trigger (and the metrics of the new table); any
@@ -69,9 +45,6 @@ def add_processing_panes(result: Result) -> Result:
     interval = result.config.time.continuous_processing_time
     if interval is None:
         return result
-    why = refusal(result.config)
-    if why:
-        raise InputError(why)
     out = with_windows(result, _with_periodic(result, interval))
     return replace(out, metrics=_metrics(out))
 

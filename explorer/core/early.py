@@ -34,28 +34,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from explorer.config import Emit, RunConfig, WindowKind
 from explorer.core.result import Result
-from explorer.core.rules import derive
 from explorer.core.summary import with_windows
 from explorer.core.triggers import prepend_panes
-from explorer.errors import InputError
-
-
-def refusal(config: RunConfig) -> str | None:
-    """Why early firings cannot be modelled with ``config`` (None: they can)."""
-    if config.time.early_firings is None:
-        return None
-    if config.window.kind is WindowKind.SESSION:
-        return ("--early-firings: sessions are not modelled (a merged session's early timers and pane indices "
-                "follow each runner's own merge rules); use tumbling or sliding windows")
-    if config.time.emit is not Emit.ON_CLOSE:
-        return (f"--early-firings: early panes come before a window's on-time pane (emit on-close); emit "
-                f"{config.time.emit.value} already emits every update")
-    if derive(config).forget_when_empty:
-        return ("--early-firings: with --forget-clock-when-empty a window can be opened and emitted again, and its "
-                "panes would not be one window's (Beam keeps a window's state until it expires)")
-    return None
 
 
 def add_early_panes(result: Result) -> Result:
@@ -65,9 +46,6 @@ def add_early_panes(result: Result) -> Result:
     delay = config.time.early_firings
     if delay is None:
         return result
-    why = refusal(config)
-    if why:
-        raise InputError(why)
     windows = _with_early(result, delay)
     return with_windows(result, windows)
 

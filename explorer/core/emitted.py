@@ -11,6 +11,8 @@ from explorer.core.continuous import add_continuous_panes
 from explorer.core.continuous_processing import add_processing_panes
 from explorer.core.early import add_early_panes
 from explorer.core.result import Result
+from explorer.core.triggers import refusal
+from explorer.errors import InputError
 
 
 def shaped(config: RunConfig) -> bool:
@@ -21,5 +23,9 @@ def shaped(config: RunConfig) -> bool:
 
 
 def shape_emissions(result: Result) -> Result:
-    """``result``'s table as the configuration emits it: coalesced, then early and periodic panes added."""
+    """``result``'s table as the configuration emits it: coalesced, then early and periodic panes added (a trigger
+    refused where it is not modelled)."""
+    why = refusal(result.config)
+    if why:
+        raise InputError(why)
     return add_processing_panes(add_continuous_panes(add_early_panes(coalesce(result))))

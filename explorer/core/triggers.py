@@ -1,20 +1,69 @@
 """What the triggers added after any runner share (``core/emitted.py``: Beam's early firings in ``early.py``,
-Flink's continuous triggers in ``continuous.py`` and ``continuous_processing.py``): how a window's panes are put
-before its first emission, and how a pane becomes a windows-table row. One frame, so the triggers differ only in
-when their panes fire."""
+Flink's continuous triggers in ``continuous.py`` and ``continuous_processing.py``): where they are refused, how a
+window's panes are put before its first emission, and how a pane becomes a windows-table row. One frame, so the
+triggers differ only in when their panes fire."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from explorer.config import Panes
+from explorer.config import Emit, Panes, RunConfig, WindowKind
 from explorer.core.coalesce import last_up_to, marks_at
 from explorer.core.result import WINDOW_COLUMNS, Reason, Result, canonical_order
 from explorer.core.rules import derive
 from explorer.core.watermarks import GLOBAL
+
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """A trigger added after the runner, as its refusals name it."""
+
+    flag: str  # its option
+    field: str  # its TimeConfig field
+    merge: str  # why its sessions are not one rule here
+    windows: str  # the windows it is modelled for
+    on_close: str  # what its panes are to the window's firing, which emit on-close gives
+    updates: str  # what the other emit modes already do
+
+
+FLINKS_MERGE = "the trigger's onMerge keeps the merged-away windows' timers"
+TRIGGERS = (  # in the order they are named: a configuration's first
+    Trigger("--early-firings", "early_firings", "a merged session's early timers and pane indices follow each runner's own merge "
+            "rules", "tumbling or sliding windows", "early panes come before a window's on-time pane",
+            "already emits every update"),
+    Trigger("--continuous-event-time", "continuous_event_time", FLINKS_MERGE, "tumbling, sliding or cumulate windows",
+            "periodic panes come before a window's firing at its end", "already emits every update"),
+    Trigger("--continuous-processing-time", "continuous_processing_time", FLINKS_MERGE, "tumbling, sliding or cumulate windows",
+            "the periodic panes are the window's firings", "emits every update"),
+)
+
+
+def refusal(config: RunConfig) -> str | None:
+    """Why the trigger ``config`` sets cannot be modelled (None: it can, or it sets none). Each is modelled for
+    one window's panes in one rule: not for sessions (merging moves timers by each engine's own rules), only
+    beside the window's firing on close (the other emit modes emit every update already), one trigger at a time,
+    and not where a window can be opened and emitted again (--forget-clock-when-empty)."""
+    t = config.time
+    on = [trigger for trigger in TRIGGERS if getattr(t, trigger.field) is not None]
+    if not on:
+        return None
+    first = on[0]
+    if config.window.kind is WindowKind.SESSION:
+        return f"{first.flag}: sessions are not modelled ({first.merge}); use {first.windows}"
+    if t.emit is not Emit.ON_CLOSE:
+        return f"{first.flag}: {first.on_close} (emit on-close); emit {t.emit.value} {first.updates}"
+    if len(on) > 1:
+        return f"{on[-1].flag} and {first.flag} are two triggers: choose one"
+    if derive(config).forget_when_empty:
+        return (f"{first.flag}: with --forget-clock-when-empty a window can be opened and emitted again, and its "
+                "panes would not be one window's")
+    return None
+
 
 # a window's panes before its first emission, from that emission's row and the events it holds: each pane's fields
 # (emit_time, and emit_batch and the watermark when the trigger knows them) and the events it holds, in order

@@ -61,7 +61,8 @@ seconds = st.integers(0, 12).map(lambda x: x * S // 2)
 
 @st.composite
 def windows(draw) -> WindowSpec:
-    kind = draw(st.sampled_from(list(WindowKind)))
+    # (Kafka Streams' sliding windows run on the reference engine only, for now: tests/test_kstreams_sliding.py)
+    kind = draw(st.sampled_from([k for k in WindowKind if k is not WindowKind.KSTREAMS_SLIDING]))
     if kind is WindowKind.TUMBLING:
         size = draw(st.integers(1, 12)) * S // 2
         return WindowSpec(kind, size=size, slide=size)

@@ -8,7 +8,7 @@ import pytest
 from explorer import generate, preset
 from explorer.cli import main
 from explorer.config import PRESETS, TimeConfig, what_if
-from explorer.config.presets import WINDOW_CUMULATE, WINDOW_OFFSET
+from explorer.config.presets import WINDOW_CUMULATE, WINDOW_KSTREAMS_SLIDING, WINDOW_OFFSET
 from explorer.export import export
 from explorer.ui.cards import cards_html
 from explorer.core import run
@@ -18,7 +18,8 @@ S = 1_000_000
 
 @pytest.mark.parametrize("name", sorted(PRESETS))
 def test_a_preset_as_it_comes_is_its_engine(name):
-    assert PRESETS[name].settings <= {f.name for f in fields(TimeConfig)} | {WINDOW_OFFSET, WINDOW_CUMULATE}
+    windows = {WINDOW_OFFSET, WINDOW_CUMULATE, WINDOW_KSTREAMS_SLIDING}
+    assert PRESETS[name].settings <= {f.name for f in fields(TimeConfig)} | windows
     assert what_if(preset(name)) == []
     assert what_if(preset(name, delay=7 * S)) == []  # the knob every engine has
 

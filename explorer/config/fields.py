@@ -34,7 +34,8 @@ class TimeField:
     control: str | None = None
     optional: bool = False
     positive: bool = False
-    windows: tuple[str, ...] = ("tumbling", "sliding", "session", "cumulate")  # the window kinds it can change anything for
+    # the window kinds it can change anything for
+    windows: tuple[str, ...] = ("tumbling", "sliding", "session", "cumulate", "kstreams-sliding")
 
     @property
     def label(self) -> str:
@@ -116,7 +117,7 @@ TIME_FIELDS: tuple[TimeField, ...] = (
               "latenessRule", control="rule"),
     TimeField("refused_when", "refused_when", "an event some windows refused is refused (side output or drop) when "
               "any window refuses it, or only when every one does (Flink; the others lose it silently)", RefusedWhen,
-              "refusedWhen", windows=("sliding", "cumulate")),
+              "refusedWhen", windows=("sliding", "cumulate", "kstreams-sliding")),
     TimeField("idle_timeout", "idle_timeout", "flush a key's windows after this much silence (off: never)",
               yaml="idleTimeout", control="idle", optional=True, positive=True),
     TimeField("idle_clock", "idle_clock", "which clock measures silence", TimeSource, "idleTimeoutClock",

@@ -23,6 +23,8 @@ KAFKA_COMMIT_INTERVAL = 30 * SECOND
 WINDOW_OFFSET = "window_offset"
 # another: cumulate windows (WindowKind.CUMULATE), which only Flink has (its SQL's CUMULATE table-valued function)
 WINDOW_CUMULATE = "window_cumulate"
+# and Kafka Streams' SlidingWindows (WindowKind.KSTREAMS_SLIDING), windows its records make, which only it has
+WINDOW_KSTREAMS_SLIDING = "window_kstreams_sliding"
 
 
 @dataclass(frozen=True)
@@ -164,13 +166,15 @@ PRESETS: dict[str, Preset] = {
         "tombstone for each session it replaced); with emit on-close (emitStrategy(onWindowClose), "
         "suppress(untilWindowCloses)) a window is emitted once, when stream time − grace reaches its end. A session "
         "[first, last] takes a record within the gap (inclusive), is judged after the merge, and closes once stream "
-        "time − grace is past last + gap. Hopping windows start at 0 or later.",
+        "time − grace is past last + gap. Hopping windows start at 0 or later. SlidingWindows"
+        ".ofTimeDifferenceAndGrace(D, grace) (--window kstreams-sliding:D): a record makes its window [t − D, t] and, "
+        "once a later one falls within D, [t + 1, t + 1 + D]; a new window starts from a neighbour's aggregate.",
         TimeConfig(strategy=Strategy.BOUNDED, scope=Scope.PARTITION, late_policy=LatePolicy.DROP,
                    session_close_strict=True, session_lateness_on_merge=True, emit=Emit.ON_BATCH,
                    commit_interval=KAFKA_COMMIT_INTERVAL, windows_from_zero=True),
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
-        settings=frozenset({"bound", "emit", "commit_interval"}),
+        settings=frozenset({"bound", "emit", "commit_interval", WINDOW_KSTREAMS_SLIDING}),
     ),
     "storm": Preset(
         "storm",
@@ -237,6 +241,8 @@ def what_if(config: RunConfig) -> list[str]:
             out.append(f"--{spec.option.replace('_', '-')} {spec.to_text(value)} with {kind} windows")
     if config.window.kind is WindowKind.CUMULATE and WINDOW_CUMULATE not in chosen.settings:
         out.append(f"--window {config.window}")  # (no cumulate windows)
+    elif config.window.kind is WindowKind.KSTREAMS_SLIDING and WINDOW_KSTREAMS_SLIDING not in chosen.settings:
+        out.append(f"--window {config.window}")  # (no record-driven sliding windows)
     elif config.window.offset and WINDOW_OFFSET not in chosen.settings:
         out.append(f"--window {config.window}")  # (its windows start at the epoch: no offset)
     return out

@@ -33,6 +33,15 @@ after a window's end, in the same numbers, fires its on-time pane instead, timed
 So every event time (and the watermark) is moved by whole window periods past the last timer, and the panes are
 written back in the file's times.
 
+Sessions: the program runs on Beam's Python DirectRunner, which never drops a fired session's state (its
+``GeneralTriggerDriver`` has no garbage-collection timer: ``TODO(robertwb): allowed lateness``), so an element whose
+own session has not expired (the watermark is not past its end + allowed lateness) merges into an overlapping session
+however long ago that fired, and the merged session, late once any part of it fired, fires at once and then once per
+bundle that adds to it, never again at its new end. That is the prediction with ``--session-state-kept``, which
+``verify --engine beam`` holds it against; without it the program says so in a NOTE. Beam's Java runners and Dataflow
+drop a fired session at end + allowed lateness (``ReduceFnRunner``'s cleanup timer): the beam preset's default, for
+a deployment there.
+
 Output contract (docs/export.md): ``python job.py EVENTS OUTDIR`` (in a venv with apache-beam 2.77.0 and pandas)
 writes ``OUTDIR/emissions.jsonl`` (``key``, ``window_start``, ``window_end`` in µs, ``ids``, ``seq``: the order the
 panes came out, with each window's panes in pane-index order; also ``pane`` and ``timing``). Beam drops late
@@ -83,7 +92,12 @@ def beam_job(config: RunConfig, source: ExportSource) -> str:
         "PARTITION": None if t.scope is Scope.GLOBAL else source.partition,
         "LAG_US": lag, "ALLOWED_LATENESS_US": t.allowed_lateness, "PANES": t.panes.value,
         "EARLY_US": None if sessions else t.early_firings, "PERIOD_US": config.window.slide}
-    notes = unsupported(config, "Beam", {"allowed", "panes", "offset", "early"})
+    notes = unsupported(config, "Beam", {"allowed", "panes", "offset", "early", "state_kept"})
+    if sessions and not t.session_state_kept:
+        notes.append("this program runs on Beam's Python DirectRunner, which never drops a fired session: an event "
+                     "that overlaps one however old merges into it and fires it at once (--session-state-kept true, "
+                     "the prediction verify holds it against); the prediction here drops it at end + allowed "
+                     "lateness, as Beam's Java runners and Dataflow do")
     if sessions and t.early_firings is not None:
         notes.append("--early-firings with sessions is not modelled (the explorer refuses it); the program has no "
                      "early firings")
@@ -94,6 +108,10 @@ def beam_job(config: RunConfig, source: ExportSource) -> str:
     if cadence:
         notes.append(cadence)
     header = [f"# NOTE: {n}" for n in notes]
+    if sessions and t.session_state_kept:
+        header.append("# sessions: a fired session is never dropped, as on Beam's Python DirectRunner, which runs this "
+                      "program (--session-state-kept); Beam's Java runners and Dataflow drop it at end + allowed "
+                      "lateness")
     header.append("# cadence: the watermark after each event (max event time seen − lag per partition, the min over "
                   "partitions), one late pane per late event")
     header.append(f"# watermark lag {format_duration(lag)}; window {config.window}; allowed lateness "
@@ -125,9 +143,11 @@ AfterProcessingTime(EARLY_US / 1_000_000) (in Java: AfterWatermark.pastEndOfWind
 AfterProcessingTime.pastFirstElementInPane().plusDelayOf(...)).withLateFirings(AfterPane.elementCountAtLeast(1))),
 and drop the shift and CLOCK_SCALE: they serve the replay's test clock only.
 
-One rule differs between runners: the DirectRunner (Python) never drops a session that has fired, so a later
-element that overlaps it merges into it and fires it again, however late; Dataflow and the Java runners drop a
-window's state once the watermark passes its end + the allowed lateness.
+One rule differs between runners, for sessions: this program reproduces Beam's Python DirectRunner, which never
+drops a session that has fired, so a later element whose own session has not expired merges into it and fires it
+again at once, however old it is (the explorer's --session-state-kept). Dataflow and the Java runners drop a
+window's state once the watermark passes its end + the allowed lateness, so there that element opens a session of
+its own (the beam preset's default).
 """
 
 import json

@@ -98,7 +98,7 @@ JUDGED_IN_WORDS = frozenset({"strategy", "idle_timeout", "idle_clock", "allowed_
                              "lateness_rule", "end_inclusive", "time_source", "emit", "panes", "windows_from_zero",
                              "late_fires_per_element", "source_idle_timeout", "delay", "bound",
                              "commit_interval", "early_firings", "continuous_event_time", "bytewax_live_wakeups",
-                             "continuous_processing_time"})
+                             "continuous_processing_time", "session_state_kept"})
 
 
 def _differences(config: RunConfig, target: str) -> list[str]:
@@ -183,6 +183,10 @@ def unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]:
     if "live_wakeups" not in handled and rules.live_wakeups:
         notes.append(f"Bytewax's live wake-ups on the system clock (--bytewax-live-wakeups) have no equivalent in "
                      f"{target}: it closes a window as the watermark reaches its end")
+    if "state_kept" not in handled and rules.sessions_kept:
+        notes.append(f"--session-state-kept (Beam's Python DirectRunner: a fired session is never dropped) has no "
+                     f"equivalent in {target}: it drops a session at its end + allowed lateness, so a later event "
+                     "that overlaps it opens a new session there")
     if "panes" not in handled and t.panes is Panes.DISCARDING:
         notes.append(f"discarding panes have no equivalent in {target}: a re-emission carries the whole window")
     if config.window.kind is WindowKind.SLIDING and rules.from_zero != ("from_zero" in handled):

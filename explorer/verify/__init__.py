@@ -72,6 +72,7 @@ class Verdict:
     predicted_drops: dict[int, int] = field(default_factory=dict)
     engine_drops: dict[int, int] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)  # export, engine (start and run), compare
+    note: str | None = None  # why the prediction held is not the configuration asked for (EngineJob.held)
 
     @property
     def only_predicted(self) -> list[Firing]:
@@ -218,6 +219,7 @@ def verify(stream: Stream, config: RunConfig, engine: str, work: Path, cancel: t
         raise InputError(f"verify: engine {engine!r} does not run here; use one of {', '.join(ENGINES)}")
     job = ENGINE_JOBS[engine]
     job.check(config)  # before anything is written or started
+    config, note = job.held(config)
     command = job.command()
     seconds: dict[str, float] = {}
     work.mkdir(parents=True, exist_ok=True)
@@ -235,7 +237,7 @@ def verify(stream: Stream, config: RunConfig, engine: str, work: Path, cancel: t
     began = time.perf_counter()
     verdict = held_against(ran, run(stream, config))
     seconds["compare"] = time.perf_counter() - began
-    verdict.seconds = seconds
+    verdict.seconds, verdict.note = seconds, note
     return verdict
 
 
@@ -273,6 +275,8 @@ def report(verdict: Verdict, limit: int = 5) -> list[str]:
             if firings:
                 lines.append(f"  {title}: {len(firings):,}")
                 lines += [f"    {_firing(w)}" for w in firings[:limit]]
+    if verdict.note:
+        lines.append(f"  {verdict.note}")
     if verdict.engine_refused is not None:
         if verdict.refused_differ:
             ours, theirs = verdict.predicted_refused or frozenset(), verdict.engine_refused

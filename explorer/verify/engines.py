@@ -58,6 +58,9 @@ class EngineJob:
     # a session's end as the engine reports it, from the prediction's (Bytewax's: its last item)
     session_end: Callable[[RunConfig, int], int] = lambda config, end: end
     launcher: Callable[[], list[str]] | None = None  # what runs the program, when not a Python (e.g. java)
+    # the configuration whose prediction the engine's run reproduces, and a line saying why, when it is not the one
+    # asked for (Beam's Python runner keeps fired sessions, which the beam preset by default does not)
+    held: Callable[[RunConfig], tuple[RunConfig, str | None]] = lambda config: (config, None)
 
     def check(self, config: RunConfig) -> None:
         """Refuse, in one line, a configuration the engine's job would not run as predicted."""
@@ -77,6 +80,17 @@ class EngineJob:
 
     def window_end(self, config: RunConfig, end: int) -> int:
         return self.session_end(config, end) if config.window.kind is WindowKind.SESSION else end
+
+
+def _python_runner_sessions(config: RunConfig) -> tuple[RunConfig, str | None]:
+    """Beam's Python DirectRunner, which runs the exported pipeline, never drops a fired session's state: its
+    prediction is the one with --session-state-kept. The beam preset's default is the rule of Beam's Java runners
+    and Dataflow (dropped at end + allowed lateness), which no runner here can run."""
+    if config.window.kind is not WindowKind.SESSION or config.time.session_state_kept:
+        return config, None
+    return config.with_time(session_state_kept=True), (
+        "held against the prediction with --session-state-kept true: Beam's Python DirectRunner keeps a fired "
+        "session's state (Beam's Java runners and Dataflow drop it at end + allowed lateness, the preset's default)")
 
 
 def _spark_cadence(config: RunConfig) -> str | None:
@@ -155,5 +169,5 @@ ENGINE_JOBS: dict[str, EngineJob] = {
     # is due first; it drops late elements without a word
     "beam": EngineJob("beam", "beam", beam_job, frozenset({Reason.EARLY.value, Reason.WATERMARK.value,
                                                            Reason.LATE_UPDATE.value, Reason.END_OF_STREAM.value}),
-                      venv="beam", cadence=per_event),
+                      venv="beam", cadence=per_event, held=_python_runner_sessions),
 }

@@ -8,6 +8,7 @@ uses unless asked for the reference.
 
 from explorer.budget import check_run
 from explorer.config import RunConfig, Scope, TimeSource, WindowKind
+from explorer.core import kstreams_sliding
 from explorer.core.assemble import run_reference
 from explorer.core.emitted import shape_emissions, shaped
 from explorer.core.compiled import evaluate, evaluate_metrics
@@ -58,7 +59,7 @@ def check_inputs(stream: Stream, config: RunConfig) -> None:
     if config.time.follows_watermark_rows and stream.watermarks.empty:
         raise InputError(f"{stream.name}: strategy scripted follows the input's watermark rows (column kind = "
                          "'watermark'), and it has none")
-    why = refusal(config)
+    why = kstreams_sliding.refusal(config) or refusal(config)
     if why:
         raise InputError(why)
     time = config.time

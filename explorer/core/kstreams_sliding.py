@@ -22,9 +22,23 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left, bisect_right, insort
 
-from explorer.config import WindowSpec
+from explorer.config import RunConfig, WindowKind, WindowSpec
 from explorer.config.windows import MILLISECOND
 from explorer.core.windows import Admission, Lateness, Window, WindowStore
+
+
+def refusal(config: RunConfig) -> str | None:
+    """Kafka Streams' sliding windows have no triggers: Beam's early firings and Flink's continuous triggers add or
+    replace panes of windows that fire by the watermark, which these do not name (refused in one line)."""
+    if config.window.kind is not WindowKind.KSTREAMS_SLIDING:
+        return None
+    t = config.time
+    for option, value in (("--early-firings", t.early_firings), ("--continuous-event-time", t.continuous_event_time),
+                          ("--continuous-processing-time", t.continuous_processing_time)):
+        if value is not None:
+            return (f"--window {config.window} (Kafka Streams' SlidingWindows) has no triggers: {option} is Beam's or "
+                    "Flink's; Kafka Streams emits on-update, on-batch (its record cache) or on-close")
+    return None
 
 
 class KafkaSlidingWindows:

@@ -23,10 +23,11 @@ from typing import Any
 import numpy as np
 
 from explorer import config
-from explorer.core import engine, idleness, records, result, rules, wakeups, watermarks, windows
+from explorer.core import engine, idleness, kstreams_sliding, records, result, rules, wakeups, watermarks, windows
 from explorer.errors import InputError
 
-_MODULES = (config, config.windows, engine, idleness, records, result, rules, wakeups, watermarks, windows)
+_MODULES = (config, config.windows, engine, idleness, kstreams_sliding, records, result, rules, wakeups, watermarks,
+            windows)
 CLASSES: dict[str, type] = {f"{m.__name__}.{name}": c for m in _MODULES for name, c in vars(m).items()
                             if isinstance(c, type) and c.__module__ == m.__name__}
 BUILTINS = {"min": min, "max": max}

@@ -88,6 +88,9 @@ def native_query(config: RunConfig) -> NativeQuery:
     if config.window.kind is WindowKind.CUMULATE:
         raise InputError("--engine spark-native: Spark has no CUMULATE windows (Flink SQL's); use --engine spark to run "
                          "them on Spark")
+    if config.window.kind is WindowKind.KSTREAMS_SLIDING:
+        raise InputError("--engine spark-native: Spark has no windows made by records' time differences (Kafka "
+                         "Streams' SlidingWindows); use --engine spark to run them on Spark")
     update = config.time.emit is Emit.ON_BATCH
     if update and config.window.kind is WindowKind.SESSION:
         raise InputError("--engine spark-native: Spark refuses update output mode with session windows (\"Update "

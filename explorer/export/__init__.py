@@ -43,9 +43,15 @@ WITHOUT_CUMULATE = {"voltsp-yaml": ("VoltSP", "#"), "voltsp-java": ("VoltSP", "/
                     "kafka-streams-java": ("Kafka Streams", "//")}
 
 
+# the targets whose engine has no windows made by records' time differences (Kafka Streams' SlidingWindows)
+WITHOUT_KSTREAMS_SLIDING = {**{t: v for t, v in WITHOUT_CUMULATE.items() if t != "kafka-streams-java"},
+                            "flink-java": ("Flink", "//"), "pyflink": ("Flink", "#")}
+
+
 def export(config: RunConfig, target: str, source: ExportSource = DEFAULT_SOURCE) -> str:
     """The snippet for ``target`` (one of :data:`TARGETS`), naming the columns as ``source`` does. Where the
-    target's engine has no CUMULATE windows, its program runs their last, whole windows, and says so first."""
+    target's engine has no CUMULATE windows, its program runs their last, whole windows, and says so first; where
+    it has no Kafka Streams sliding windows, tumbling windows of their time difference, and says so."""
     from explorer.errors import InputError
 
     if target not in TARGETS:
@@ -54,4 +60,27 @@ def export(config: RunConfig, target: str, source: ExportSource = DEFAULT_SOURCE
         engine, prefix = WITHOUT_CUMULATE[target]
         config, notes = without_cumulate(config, engine)
         return comment(prefix, notes) + TARGETS[target](config, source)
+    if config.window.kind is WindowKind.KSTREAMS_SLIDING and target in WITHOUT_KSTREAMS_SLIDING:
+        engine, prefix = WITHOUT_KSTREAMS_SLIDING[target]
+        config, notes = without_kstreams_sliding(config, engine)
+        return comment(prefix, notes) + TARGETS[target](config, source)
     return TARGETS[target](config, source)
+
+
+def without_kstreams_sliding(config: RunConfig, engine: str) -> tuple[RunConfig, list[str]]:
+    """For a target whose engine has no windows its records make: the config its program runs instead, tumbling
+    windows of the time difference (fixed windows of that length: no engine but Kafka Streams has a window per
+    record), and the notes that say so."""
+    from dataclasses import replace
+
+    from explorer.config import WindowSpec
+    from explorer.config.presets import what_if
+    from explorer.export.common import what_if_note
+
+    d = config.window.size
+    tumbling = replace(config, window=WindowSpec(WindowKind.TUMBLING, size=d, slide=d))
+    notes = [what_if_note(config, setting) for setting in what_if(config) if setting not in what_if(tumbling)]
+    notes.append(f"{engine} has no windows made by records' time differences (Kafka Streams' {config.window}: "
+                 f"SlidingWindows.ofTimeDifferenceAndGrace, a record's [t - D, t] and [t + 1, t + 1 + D]); the "
+                 f"program runs {tumbling.window}, fixed windows of that length, and none of the windows records make")
+    return tumbling, notes

@@ -116,7 +116,9 @@ def kafka_streams_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE)
                WindowKind.SLIDING: f"TimeWindows.ofSizeAndGrace({java_duration(config.window.size)}, {grace})"
                                    f".advanceBy({java_duration(config.window.slide)})",
                WindowKind.SESSION: f"SessionWindows.ofInactivityGapAndGrace({java_duration(config.window.gap)}, "
-                                   f"{grace})"}[config.window.kind]
+                                   f"{grace})",
+               WindowKind.KSTREAMS_SLIDING: f"SlidingWindows.ofTimeDifferenceAndGrace("
+                                            f"{java_duration(config.window.size)}, {grace})"}[config.window.kind]
     key = f"(k, event) -> event.{source.key}" if source.key else "(k, event) -> \"all\"  /* no key column */"
     notes = unsupported(config, "Kafka Streams", {"scope", "emit", "from_zero"})
     lines = [f"// stream time = the max {source.event_time} a task has seen, per input partition; grace {grace}",

@@ -126,3 +126,19 @@ def test_the_exports_write_kafkas_sliding_windows_or_say_what_they_run_instead()
         text = export(config, target)
         assert "has no windows made by records' time differences (Kafka Streams' kstreams-sliding:10s" in text, target
         assert "the program runs tumbling:10s" in text, target
+
+
+def test_the_window_control_offers_it_with_the_size_box_as_its_time_difference():
+    """The explorer's window kind takes kstreams-sliding: the size box, labelled "difference (s)", is D; the offset
+    of a window shown before does not follow it (its windows have none)."""
+    from explorer.ui.controls import Controls
+
+    controls = Controls()
+    controls.show(replace(preset("kafka-streams"), window=WindowSpec.parse("tumbling:1m+10s")))
+    controls.window_kind.value = "kstreams-sliding"
+    controls.size.value = 30
+    assert controls.size.description == "difference (s)"
+    assert controls.config().window == WindowSpec.parse("kstreams-sliding:30s")
+    controls.show(replace(preset("kafka-streams"), window=WindowSpec.parse("kstreams-sliding:5s")))
+    assert (controls.window_kind.value, controls.size.value) == ("kstreams-sliding", 5)
+    assert controls.config().window == WindowSpec.parse("kstreams-sliding:5s")

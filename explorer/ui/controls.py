@@ -118,10 +118,12 @@ class Controls:
 
     def _name_the_window(self, _change: object = None) -> None:
         """The two window boxes say what they are for the kind picked, in the words of its --window: a session's
-        gap, a cumulate window's step (Flink SQL's CUMULATE(size, step)). Under cumulate the box read "slide",
-        which a cumulate window does not do: its windows share a start and grow by the step."""
+        gap, a cumulate window's step (Flink SQL's CUMULATE(size, step)), Kafka Streams' time difference D
+        (SlidingWindows.ofTimeDifferenceAndGrace). Under cumulate the box read "slide", which a cumulate window does
+        not do: its windows share a start and grow by the step."""
         kind = WindowKind(self.window_kind.value)
-        self.size.description = "gap (s)" if kind is WindowKind.SESSION else "size (s)"
+        self.size.description = {WindowKind.SESSION: "gap (s)",
+                                 WindowKind.KSTREAMS_SLIDING: "difference (s)"}.get(kind, "size (s)")
         self.slide.description = "step (s)" if kind is WindowKind.CUMULATE else "slide (s)"
 
     def box(self) -> W.VBox:
@@ -202,6 +204,8 @@ def config_of(values: ControlValues, **slider_values: float) -> RunConfig:
     offset = base.window.offset if base.window.kind is not WindowKind.SESSION else 0
     if kind is WindowKind.TUMBLING:
         window = WindowSpec(kind, size=size, slide=size, offset=offset)
+    elif kind is WindowKind.KSTREAMS_SLIDING:  # the size box is its time difference; records make its windows
+        window = WindowSpec(kind, size=size, slide=size)
     elif kind in (WindowKind.SLIDING, WindowKind.CUMULATE):  # cumulate: the slide box is its step
         window = WindowSpec(kind, size=size, slide=slide, offset=offset)
     else:

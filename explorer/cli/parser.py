@@ -73,8 +73,9 @@ def _add_config(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--preset", choices=sorted(PRESETS), help="start from an engine's rules (default voltsp)")
     g.add_argument("--config", metavar="FILE.yaml", help="a timeConfig in VoltSP's words")
     g.add_argument("--window", help="tumbling:10 | sliding:20:10 | session:30 | cumulate:1h:15m (Flink SQL's CUMULATE: "
-                                    "size, then step; default tumbling:10); an offset after +: tumbling:1d+1h starts "
-                                    "the windows at 01:00")
+                                    "size, then step) | kstreams-sliding:5m (Kafka Streams' SlidingWindows: the time "
+                                    "difference, whole ms; default tumbling:10); an offset after +: tumbling:1d+1h "
+                                    "starts the windows at 01:00")
     g.add_argument("--batches", help="event | count:N | interval:T | column")
     for spec in TIME_FIELDS:
         if spec.option == "delay":  # the knob every engine has, read in the preset's arithmetic

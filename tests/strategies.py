@@ -131,6 +131,7 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bo
         session_close_strict=window.kind is WindowKind.SESSION and draw(st.booleans()),
         session_lateness_on_merge=window.kind is WindowKind.SESSION and draw(st.booleans()),
         session_merge_overlap_only=window.kind is WindowKind.SESSION and draw(st.booleans()),
+        session_state_kept=window.kind is WindowKind.SESSION and draw(st.booleans()),
         forget_clock_when_empty=forget,
         bytewax_live_wakeups=draw(st.booleans()),
         windows_from_zero=window.kind is WindowKind.SLIDING and draw(st.booleans()),

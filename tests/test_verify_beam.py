@@ -6,10 +6,11 @@ The Kafka-like export is a small one (6 devices, 10 minutes, 3.7k events; 2-30 s
 key's whole state for every bundle, so the full export (50k events) takes 10-140 s a case (the report has them).
 One engine run per case, shared by the tests that read it (a module-scoped fixture).
 
-Sessions are held where the two agree: Beam's Python runner never drops a fired session's state, so a later element
-that overlaps a session whose end + allowed lateness the watermark has passed merges into it, where the preset (as
-Beam's model and its Java runners: a garbage-collection timer at end + allowed lateness) starts a new one. That
-difference is a test of its own.
+Sessions: Beam's Python runner never drops a fired session's state, so a later element that overlaps a session whose
+end + allowed lateness the watermark has passed merges into it and fires it at once, where Beam's model and its Java
+runners (a garbage-collection timer at end + allowed lateness) start a new one. ``verify`` holds the run against the
+prediction with that rule (--session-state-kept) and says so; each session test also holds it against the beam
+preset's default (the Java rule) and must find them different, so every stream here exercises the rule.
 """
 
 import json
@@ -38,6 +39,12 @@ def _config(window: str, delay: float, allowed: float = 0, panes: str = "accumul
     return replace(preset("beam", delay=round(delay * S), allowed_lateness=round(allowed * S), panes=Panes(panes),
                           early_firings=None if early is None else round(early * S)),
                    window=WindowSpec.parse(window))
+
+
+def _without_the_kept_sessions(verdict: Verdict, stream, config) -> Verdict:
+    """The same run held against the beam preset's default, the Java runners' rule (a fired session dropped at end +
+    allowed lateness)."""
+    return held_against(verdict, run(stream, config.with_time(session_state_kept=False)))
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +91,8 @@ def beam_runs(kafka_export, random_stream, tmp_path_factory):
 
 KAFKA_CASES = [("tumbling:1m", 0, "accumulating"), ("tumbling:1m", 30, "discarding"),
                ("sliding:2m:1m", 0, "discarding"), ("sliding:2m:1m", 30, "accumulating"),
-               ("session:30s", 30, "accumulating"), ("session:30s", 30, "discarding")]
+               ("session:30s", 30, "accumulating"), ("session:30s", 30, "discarding"),
+               ("session:30s", 0, "accumulating"), ("session:30s", 0, "discarding")]
 
 
 @pytest.mark.engines
@@ -95,6 +103,17 @@ def test_the_exported_pipeline_fires_the_predicted_panes_on_a_kafka_export(beam_
     assert len(verdict.predicted) > 50
     if allowed:  # a test with late panes in it: windows that fire more than once
         assert any(w.revision > 1 for w in verdict.engine_emitted)
+
+
+@pytest.mark.engines
+@pytest.mark.parametrize("panes", ["accumulating", "discarding"])
+def test_sessions_on_a_kafka_export_merge_into_sessions_java_would_have_dropped(beam_runs, kafka_export, panes):
+    """Without allowed lateness, devices that flush a backlog merge into sessions that fired long ago: Beam's Python
+    runner (identical to the prediction with --session-state-kept, above) differs from the beam preset's default."""
+    verdict = beam_runs("kafka", "session:30s", 20, 0, panes)
+    stream = load_events(kafka_export, columns=COLUMNS)
+    java = _without_the_kept_sessions(verdict, stream, _config("session:30s", 20, 0, panes))
+    assert not java.identical and java.only_engine and java.only_predicted
 
 
 @pytest.mark.engines
@@ -126,19 +145,61 @@ def test_verify_on_the_command_line_exits_0_when_identical(tmp_path, capsys):
 
 
 @pytest.mark.engines
-def test_beams_python_runner_merges_into_a_session_the_preset_has_dropped(tmp_path):
-    """The one difference found (a Beam Python runner rule, not the preset's): gap 10 s, no delay, no allowed
-    lateness. a@10 s opens [10, 20); z@20.5 s (another key) moves the watermark past 20 s, so [10, 20) fires and,
-    in the preset, is gone; b@15 s is not late for its own [15, 25). Beam's Python trigger driver never drops a
+def test_beams_python_runner_merges_into_a_long_fired_session_as_predicted(tmp_path):
+    """Gap 10 s, no delay, no allowed lateness. a@10 s opens [10, 20); z@20.5 s (another key) moves the watermark past
+    20 s, so [10, 20) fires; b@15 s is not late for its own [15, 25). Beam's Python trigger driver never drops a
     window's state (``TODO(robertwb): allowed lateness`` in GeneralTriggerDriver._output): b merges into the fired
-    session, which fires at once as [10, 25) {a, b}; the preset fires [15, 25) {b} when the input ends."""
+    session, late since it fired (AfterWatermark's is_late state), which fires at once as [10, 25) {a, b}, and never
+    again at 25 s. The prediction with --session-state-kept says so; the beam preset's default (Java's cleanup timer
+    at end + allowed lateness) fires [15, 25) {b} when the input ends."""
     path = tmp_path / "sessions.csv"
     pd.DataFrame({"id": ["a", "z", "b"], "key": ["k", "other", "k"], "event_time": [10 * S, 20_500_000, 15 * S],
                   "arrival_time": [1, 2, 3]}).to_csv(path, index=False)
-    verdict = verify(load_events(path, time_unit="us"), _config("session:10s", 0), "beam", tmp_path / "work")
-    assert not verdict.identical
-    assert [(w.key, w.start, w.end, w.ids) for w in verdict.only_engine] == [("k", 10 * S, 25 * S, ("a", "b"))]
-    assert [(w.key, w.start, w.end, w.ids) for w in verdict.only_predicted] == [("k", 15 * S, 25 * S, ("b",))]
+    stream, config = load_events(path, time_unit="us"), _config("session:10s", 0)
+    verdict = verify(stream, config, "beam", tmp_path / "work")
+    assert verdict.identical, "\n".join(report(verdict))
+    assert ("k", 10 * S, 25 * S, 1, ("a", "b")) in [(w.key, w.start, w.end, w.revision, w.ids)
+                                                      for w in verdict.engine_emitted]
+    assert "held against the prediction with --session-state-kept true" in report(verdict)[1]
+    java = _without_the_kept_sessions(verdict, stream, config)
+    assert [(w.key, w.start, w.end, w.ids) for w in java.only_engine] == [("k", 10 * S, 25 * S, ("a", "b"))]
+    assert [(w.key, w.start, w.end, w.ids) for w in java.only_predicted] == [("k", 15 * S, 25 * S, ("b",))]
+
+
+@pytest.fixture(scope="module")
+def session_stream(tmp_path_factory):
+    """400 events in µs for sessions: 3 keys, 2 partitions, ties in arrival, pauses longer than the gap, most events
+    0-3.5 s late (within a 2 s gap of an older session of their key, past whose end the watermark often is), some 9 s;
+    key c goes offline three times for 5-20 s and then flushes what it recorded, all at one arrival."""
+    rng = np.random.default_rng(1)
+    n = 400
+    arrival = rng.choice([0, 0, 100_000, 300_000, 1_000_000, 2_500_000], size=n).cumsum()
+    t = arrival - rng.choice([0, 0, 1, 200_000, 1_000_000, 2_000_000, 3_500_000, 9_000_000], size=n)
+    key = rng.choice(["a", "b", "c"], size=n)
+    for went in rng.choice(arrival[key == "c"], size=3, replace=False):
+        back = went + rng.integers(5, 20) * S
+        held = (key == "c") & (arrival >= went) & (arrival < back)
+        arrival[held] = back
+    frame = pd.DataFrame({"id": [f"r{i}" for i in range(n)], "key": key, "event_time": t, "arrival_time": arrival,
+                          "partition": rng.choice([0, 1], size=n)})
+    path = tmp_path_factory.mktemp("sessions") / "sessions.csv"
+    frame.sample(frac=1, random_state=3).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.engines
+@pytest.mark.parametrize("allowed,panes", [(0, "accumulating"), (0, "discarding"), (1.5, "accumulating"),
+                                           (1.5, "discarding")])
+def test_sessions_merge_into_fired_ones_as_predicted_on_a_random_stream(session_stream, tmp_path, allowed, panes):
+    """Gap 2 s, delay 1 s: identical to the prediction with --session-state-kept, late panes of merged sessions
+    included; and different from the beam preset's default, so the stream merges into sessions Java would have
+    dropped."""
+    stream, config = load_events(session_stream, time_unit="us"), _config("session:2s", 1, allowed, panes)
+    verdict = verify(stream, config, "beam", tmp_path)
+    assert verdict.identical, "\n".join(report(verdict))
+    assert len(verdict.predicted) > 150 and any(w.revision > 1 for w in verdict.engine_emitted)
+    java = _without_the_kept_sessions(verdict, stream, config)
+    assert not java.identical and java.only_engine and java.only_predicted
 
 
 def test_a_prediction_with_larger_batches_is_refused_before_beam_starts(tmp_path):

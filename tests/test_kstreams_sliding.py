@@ -3,17 +3,23 @@
 shuffles, what the order of records does to the windows, the record cache, the spec, refusals, presets and exports."""
 
 import random
+from collections import defaultdict
 from dataclasses import replace
 
+import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from explorer import preset
-from explorer.config import Emit, WindowKind, WindowSpec, what_if
+from explorer.config import Emit, Panes, RefusedWhen, WindowKind, WindowSpec, what_if
 from explorer.core import run
 from explorer.errors import InputError
 from explorer.export import TARGETS, export
 from explorer.streams import stream_from_frame
+
+from strategies import examples, stream_and_config
 
 MS = 1000
 
@@ -142,3 +148,62 @@ def test_the_window_control_offers_it_with_the_size_box_as_its_time_difference()
     controls.show(replace(preset("kafka-streams"), window=WindowSpec.parse("kstreams-sliding:5s")))
     assert (controls.window_kind.value, controls.size.value) == ("kstreams-sliding", 5)
     assert controls.config().window == WindowSpec.parse("kstreams-sliding:5s")
+
+
+def _sliding(config, half_seconds: int):
+    """``config`` with Kafka Streams' sliding windows of D = ``half_seconds`` / 2 s, and no trigger (refused)."""
+    window = WindowSpec(WindowKind.KSTREAMS_SLIDING, size=half_seconds * 500 * MS, slide=half_seconds * 500 * MS)
+    return replace(config, window=window).with_time(early_firings=None, continuous_event_time=None,
+                                                    continuous_processing_time=None)
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(stream_and_config(), st.integers(1, 10))
+def test_every_record_is_accounted_for_and_every_window_holds_what_it_took(case, half_seconds):
+    """Under any preset's rules (what-ifs too: idle timeouts, processing time, Bytewax's clock, scripted
+    watermarks, allowed lateness), each record's status follows from the windows that took or skipped it, and a
+    window's emissions together hold every record it took, each once (and the records it was made from)."""
+    stream, config = case
+    config = _sliding(config, half_seconds)
+    result = run(stream, config)
+    m, a = result.metrics, result.assignments
+    assert m.on_time + m.late_updated + m.side_output + m.dropped == m.events == len(stream)
+    assert set(a["event"]) == set(range(len(stream)))
+    status = result.events["status"].to_numpy()
+    refused_somewhere, taken_somewhere = set(a[~a["admitted"]]["event"]), set(a[a["admitted"]]["event"])
+    refused = (refused_somewhere - taken_somewhere if config.time.refused_when is RefusedWhen.EVERY_WINDOW
+               else refused_somewhere)
+    assert set(np.flatnonzero(np.isin(status, ["side_output", "dropped"]))) == refused
+    ids, keys = result.events["id"].to_numpy(), result.events["key"].to_numpy()
+    took = defaultdict(set)
+    for row, start, end in a[a["admitted"]][["event", "start", "end"]].itertuples(index=False):
+        took[(keys[row], start, end)].add(ids[row])
+    held = defaultdict(list)
+    for w in result.windows.itertuples():
+        assert len(w.ids) <= w.count and len(set(w.ids)) == len(w.ids)
+        if config.time.panes is Panes.DISCARDING:
+            held[(w.key, w.start, w.end)].extend(w.ids)
+        else:  # accumulating: a window's every emission holds all of it
+            held[(w.key, w.start, w.end)] = list(w.ids)
+    for window, records in took.items():
+        if config.time.continuous_processing_time is None and window in held:
+            assert records <= set(held[window]), window
+        assert len(held[window]) == len(set(held[window]))
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 60)), min_size=1, max_size=25), st.integers(1, 12))
+def test_with_grace_for_every_record_each_window_holds_the_records_in_it(records, d):
+    """Kafka's design, which testAggregateRandomInput checks on one input: when no record comes too late, in
+    whatever order they come, a key's windows end holding exactly its records in [start, start + D], and each
+    record has its window ending at it ([0, D] for a record before D)."""
+    rows = [(f"e{i}", key, t) for i, (key, t) in enumerate(records)]
+    config = replace(preset("kafka-streams", delay=1000 * MS), window=WindowSpec.parse(f"kstreams-sliding:{d}ms"))
+    w = run(stream_of(rows), config.with_time(emit=Emit.ON_UPDATE)).windows
+    last = w.sort_values("revision", kind="stable").groupby(["key", "start", "end"]).tail(1)
+    for key, start, end, ids in last[["key", "start", "end", "ids"]].itertuples(index=False):
+        assert end == start + (d + 1) * MS
+        inside = {i for i, k, t in rows if k == key and start <= t * MS < end}
+        assert set(ids) == inside, (key, start // MS)
+    starts = set(zip(last["key"], last["start"] // MS))
+    assert all((key, max(t - d, 0)) in starts for _, key, t in rows)

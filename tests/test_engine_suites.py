@@ -7,9 +7,10 @@
 (tests/scenarios/kafka_streams_suppress.yaml) and its aggregates' every-update output
 (tests/scenarios/kafka_streams_updates.yaml), Flink's withIdleness tests on a partitioned source with a periodic emit
 (tests/scenarios/flink_idleness.yaml), Flink SQL's CUMULATE windows (tests/scenarios/flink_cumulate.yaml), Kafka
-Streams' SlidingWindows (tests/scenarios/kafka_streams_sliding.yaml). One
-interpreter runs every case on both engines: every firing with the input row it follows, the side output, the
-dropped items, the elements a window dropped while another kept them.
+Streams' SlidingWindows (tests/scenarios/kafka_streams_sliding.yaml), sessions merging into fired ones on Beam's
+Python runner (tests/scenarios/beam_python_sessions.yaml). One interpreter runs every case on both engines: every
+firing with the input row it follows, the side output, the dropped items, the elements a window dropped while
+another kept them.
 Cases marked ``error`` (Beam's own negative transcripts) must be rejected, and the negative tests below turn
 off each rule a case exists for: the harness can fail."""
 
@@ -44,7 +45,8 @@ SUITES = {suite: yaml.safe_load((SCENARIOS / file).read_text())
                               ("flink-cumulate", "flink_cumulate.yaml"),
                               ("flink-continuous", "flink_continuous_trigger.yaml"),
                               ("flink-continuous-processing", "flink_continuous_processing_trigger.yaml"),
-                              ("streaming-systems", "streaming_systems.yaml"))}
+                              ("streaming-systems", "streaming_systems.yaml"),
+                              ("beam-python-sessions", "beam_python_sessions.yaml"))}
 CASES = [(suite, name) for suite, cases in SUITES.items() for name in sorted(cases)]
 
 
@@ -184,6 +186,8 @@ def test_engine_suite_cases(suite, name, engine):
     ("flink-continuous-processing", "watermark_purges_without_firing", {"allowed_lateness": 5_000}),  # 8 fires
     ("flink-continuous-processing", "due_at_once_past_max_timestamp", {"continuous_processing_time": None}),
     ("streaming-systems", "example_2_8_allowed_lateness", {"allowed_lateness": 0}),  # the 6 dropped: no LATE 11
+    ("beam-python-sessions", "late_data_merges_fired_sessions", {"allowed_lateness": 0}),  # x, y, z dropped
+    ("beam-python-sessions", "merges_into_a_session_past_its_allowed_lateness", {"session_state_kept": False}),  # [15, 25)
     ("streaming-systems", "example_2_7_perfect_watermark", {"early_firings": 90_000_000}),  # other early panes
 ])
 def test_the_cases_fail_without_the_rule_they_check(suite, name, changes):

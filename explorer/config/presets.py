@@ -139,7 +139,9 @@ PRESETS: dict[str, Preset] = {
         "elements, each of which fires a late pane with the whole window (accumulating); an element is dropped "
         "from a window only once the watermark is past its end + allowed lateness (at exactly that point, even with "
         "no allowed lateness, it still fires a late pane), and counts as dropped only when every window of it "
-        "dropped it. Sessions [t, t + gap) merge only when they overlap. With --early-firings T "
+        "dropped it. Sessions [t, t + gap) merge only when they overlap; a fired session is dropped at end + allowed "
+        "lateness, as Beam's Java runners and Dataflow do (with --session-state-kept never, as on Beam's Python "
+        "DirectRunner: a later element that overlaps it merges in and fires it at once). With --early-firings T "
         "(withEarlyFirings(AfterProcessingTime.pastFirstElementInPane().plusDelayOf(T))), a pane's first element "
         "arriving at p fires an EARLY pane at p + T (processing time: the arrival clock) while the watermark has not "
         "fired the window; tumbling and sliding windows.",

@@ -300,6 +300,7 @@ def _write_stream(stream: Stream, out: Path) -> None:
     frame = stream.events.copy()
     for column in ("event_time", "arrival_time"):
         frame[column] = frame[column] / MICROS["s"]
+    frame["id"] = frame["id"].astype(object)  # (a loaded stream's are Arrow text: the file is written as before)
     keep = ["id", "event_time", "arrival_time"] + [c for c, flag in
                                                    (("key", stream.has_keys), ("batch", stream.has_batch),
                                                     ("partition", stream.has_partition)) if flag]

@@ -9,6 +9,9 @@ hand every emission a view of it: memory linear in events, whatever the re-firin
 It behaves as the tuple it stands for: equal to that tuple (and hashes as it), ``len``, iteration, indexing, and
 slicing (which gives a tuple). The reference engine and the other runners still give tuples, and so does
 an emission of at most one id.
+
+The ids it indexes are the Stream's own: Arrow text for a loaded stream (``streams.stream.ids_for_listing``), so
+an emission's ids become Python strings only when they are read, or Python strings for a Stream built by hand.
 """
 
 from __future__ import annotations
@@ -16,33 +19,51 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator, Sequence
 from itertools import repeat
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
 Ints = npt.NDArray[np.int64]
 Objects = npt.NDArray[np.object_]
+Ids: TypeAlias = Objects | pa.Array  # the stream's ids: Python strings, or Arrow text
+
+
+class Listing:
+    """What a run's emissions share: the stream's ids, row numbers into them, and per emission where its rows
+    start and stop (an emission is then an index: 1.6M of them at 10M events, each object as small as it can be)."""
+
+    __slots__ = ("ids", "rows", "starts", "stops")
+
+    def __init__(self, ids: Ids, rows: Ints, starts: Ints, stops: Ints):
+        self.ids, self.rows, self.starts, self.stops = ids, rows, starts, stops
 
 
 class EventIds(Sequence[Any]):
     """``ids[rows[start:stop]]``: row numbers into the stream's ids, not the ids themselves, so a run never
     gathers ten million ids into a second array (a reference count touched per id, in window order: 1 s at 10M)."""
 
-    __slots__ = ("_all", "_rows", "_start", "_stop")
+    __slots__ = ("_listing", "_i")
 
-    def __init__(self, ids: Objects, rows: Ints | None = None, start: int = 0, stop: int | None = None):
-        self._all = ids  # a 1-d object array of ids: the stream's, shared with the run's other emissions
-        self._rows = rows  # shared row numbers into it, or None: ``ids`` are this emission's own
-        self._start, self._stop = start, len(ids if rows is None else rows) if stop is None else stop
+    def __init__(self, ids: Ids, rows: Ints | None = None, start: int = 0, stop: int | None = None):
+        rows = np.arange(len(ids), dtype=np.int64) if rows is None else rows
+        stop = len(rows) if stop is None else stop
+        self._listing, self._i = Listing(ids, rows, np.array([start]), np.array([stop])), 0
+
+    @classmethod
+    def at(cls, listing: Listing, i: int) -> EventIds:
+        """Emission ``i`` of a shared listing."""
+        made = cls.__new__(cls)
+        made._listing, made._i = listing, i
+        return made
 
     def _ids(self) -> Objects:
-        if self._rows is None:
-            return self._all[self._start:self._stop]
-        return self._all[self._rows[self._start:self._stop]]
+        listing, i = self._listing, self._i
+        return _taken(listing.ids, listing.rows[listing.starts[i]:listing.stops[i]])
 
     def __len__(self) -> int:
-        return self._stop - self._start
+        return int(self._listing.stops[self._i] - self._listing.starts[self._i])
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
@@ -70,7 +91,15 @@ class EventIds(Sequence[Any]):
         return EventIds, (np.array(self._ids(), dtype=object),)
 
 
-def slices(ids: Objects, rows: Ints, starts: Ints, counts: Ints) -> Objects:
+def _taken(ids: Ids, rows: Ints) -> Objects:
+    """``ids[rows]`` as Python strings in an object array."""
+    if isinstance(ids, np.ndarray):
+        taken: Objects = ids[rows]
+        return taken
+    return np.array(ids.take(rows).to_pylist(), dtype=object)
+
+
+def slices(ids: Ids, rows: Ints, starts: Ints, counts: Ints) -> Objects:
     """One entry per emission, ``ids[rows[starts[i]:starts[i] + counts[i]]]``, in an object array: an EventIds,
     or where it holds at most one id a plain tuple (cheaper to build, and an emission per record, Kafka Streams'
     on-update output, makes hundreds of thousands of them).
@@ -87,14 +116,14 @@ def slices(ids: Objects, rows: Ints, starts: Ints, counts: Ints) -> Objects:
             gc.enable()
 
 
-def _slices(ids: Objects, rows: Ints, starts: Ints, counts: Ints) -> Objects:
+def _slices(ids: Ids, rows: Ints, starts: Ints, counts: Ints) -> Objects:
     out = np.empty(len(counts), dtype=object)
     single, empty = counts == 1, counts == 0
-    out[single] = np.fromiter(((value,) for value in ids[rows[starts[single]]].tolist()), dtype=object,
+    out[single] = np.fromiter(((value,) for value in _taken(ids, rows[starts[single]]).tolist()), dtype=object,
                               count=int(single.sum()))
     out[empty] = np.fromiter(repeat((), int(empty.sum())), dtype=object, count=int(empty.sum()))
     many = ~(single | empty)
-    first = starts[many]
-    out[many] = np.fromiter(map(EventIds, repeat(ids), repeat(rows), first.tolist(), (first + counts[many]).tolist()),
-                            dtype=object, count=len(first))
+    listing = Listing(ids, rows, starts, starts + counts)
+    out[many] = np.fromiter(map(EventIds.at, repeat(listing), np.flatnonzero(many).tolist()), dtype=object,
+                            count=int(many.sum()))
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -139,9 +139,10 @@ def _stream(held: list[pd.DataFrame], name: str, time_unit: TimeUnits = None, co
     has = {role: role in frame.columns for role in ("id", "key", "batch", "partition", "offset")}
     key_codes, key_names = text_codes(frame, "key")
     partition_codes, partition_names = text_codes(frame, "partition")
-    rows = {"id": ids_column(frame, where, is_mark), "event_time": event_time, "batch": batch_column(frame, where),
-            "offset": offset_column(frame, where, is_mark, partition_names[partition_codes] if has["offset"] else None),
-            "value": value_column(frame, where), "key": key_codes, "partition": partition_codes}
+    rows: dict[str, Any] = {
+        "id": ids_column(frame, where, is_mark), "event_time": event_time, "batch": batch_column(frame, where),
+        "offset": offset_column(frame, where, is_mark, partition_names[partition_codes] if has["offset"] else None),
+        "value": value_column(frame, where), "key": key_codes, "partition": partition_codes}
     del frame, event_time  # (each is in rows now)
     order, in_place = _arrival_order(pd.DataFrame({"id": rows["id"], "event_time": rows["event_time"],
                                                    "arrival_time": arrival_time, "batch": rows["batch"]}, copy=False),
@@ -289,7 +290,7 @@ def _arrival_order(events: pd.DataFrame, has_arrival: bool, has_batch: bool,
     alike |= np.append(alike[1:], False)
     if alike.any():
         twins = within[alike]
-        within[alike] = twins[np.lexsort([events["id"].to_numpy()[rows[twins]].astype(str),
+        within[alike] = twins[np.lexsort([events["id"].take(rows[twins]).to_numpy(dtype=str),
                                           *(key[twins] for key in keys)])]
     order[tied] = rows[within]  # (the runs keep their places: instants first in every sort)
     return order, ordered and bool((order[tied] == np.flatnonzero(tied)).all())

@@ -8,12 +8,17 @@ from typing import TYPE_CHECKING, Any, Callable, Hashable, TypeVar
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
+import pyarrow as pa
 
 if TYPE_CHECKING:
     from explorer.streams.times import TimeFormat
 
 COLUMNS = ("id", "key", "event_time", "arrival_time", "batch", "partition", "offset", "value")
 T = TypeVar("T")
+# the ids column of a loaded stream: Arrow text with numpy semantics (comparisons give numpy booleans, a missing
+# value is NaN, ``to_numpy`` gives Python strings), about 15 bytes an id where a Python string is 60–70
+ID_DTYPE = pd.StringDtype("pyarrow", na_value=np.nan)
+IdArray = pd.api.extensions.ExtensionArray
 WATERMARK_COLUMNS = ("watermark", "arrival_time", "batch", "after")
 
 
@@ -106,6 +111,21 @@ class StreamArrays:
     arrival_time: npt.NDArray[np.int64]
     file_batch: npt.NDArray[np.int64]
     partitions: npt.NDArray[np.object_]
+
+
+def id_array(values: Any) -> IdArray:
+    """Ids (Python strings, or Arrow text) as the Stream's id column holds them."""
+    return pd.array(values, dtype=ID_DTYPE)
+
+
+def ids_for_listing(column: pd.Series) -> "npt.NDArray[np.object_] | pa.Array":
+    """The ids a Result's window lists index into: the column's own Arrow array when it is Arrow text (no Python
+    string made until an id is read), else its Python objects (a Stream built by hand)."""
+    if isinstance(column.dtype, pd.StringDtype) and column.dtype.storage == "pyarrow":
+        chunked = column.array.__arrow_array__()
+        return chunked.combine_chunks() if isinstance(chunked, pa.ChunkedArray) else chunked
+    ids: npt.NDArray[np.object_] = column.to_numpy(dtype=object)
+    return ids
 
 
 def _factorize(column: pd.Series) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.object_]]:

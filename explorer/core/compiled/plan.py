@@ -165,11 +165,16 @@ class Prepared:
             if name in self.released:
                 continue
             self.released.add(name)
-            begin = getattr(self.state, name) * 8
-            first = -(-begin // mmap.PAGESIZE) * mmap.PAGESIZE
-            last = (begin + self.sizes[name] * 8) // mmap.PAGESIZE * mmap.PAGESIZE
-            if last > first and hasattr(mmap, "MADV_DONTNEED"):  # (Linux and macOS; elsewhere it stays)
-                self.memory.madvise(mmap.MADV_DONTNEED, first, last - first)
+            self.release_head(name, self.sizes[name])
+
+    def release_head(self, name: str, slots: int) -> None:
+        """Hand back the whole pages of a table's first ``slots`` slots: a table copied out a block of rows at a
+        time (the trace: 400 MB at 10M events) is given back as it goes, not after its last row."""
+        begin = getattr(self.state, name) * 8
+        first = -(-begin // mmap.PAGESIZE) * mmap.PAGESIZE
+        last = (begin + slots * 8) // mmap.PAGESIZE * mmap.PAGESIZE
+        if last > first and hasattr(mmap, "MADV_DONTNEED"):  # (Linux and macOS; elsewhere it stays)
+            self.memory.madvise(mmap.MADV_DONTNEED, first, last - first)
 
 
 def _merge_tree(n_partitions: int, leaves: int, pick_min: bool) -> npt.NDArray[np.int64]:

@@ -18,6 +18,7 @@ from explorer.core.result import (ASSIGNMENT_COLUMNS, EVENT_COLUMNS, REASON_ORDE
 from explorer.core.panes import discarding, window_codes
 from explorer.core.summary import summarize
 from explorer.streams import Stream, batches_for
+from explorer.streams.stream import ids_for_listing
 
 REASONS = np.array([Reason.WATERMARK.value, Reason.IDLE_TIMEOUT.value, Reason.LATE_UPDATE.value,
                     Reason.END_OF_STREAM.value, Reason.UPDATE.value, Reason.TOMBSTONE.value],
@@ -54,7 +55,6 @@ def result(stream: Stream, config: RunConfig, prepared: Prepared) -> Result:
     prepared.release(("emissions", "node_row", "node_next"))
     metrics = _metrics(config, prepared, windows)
     events = event_table(stream, config, prepared)
-    prepared.release(("ev_status", "ev_seen_raw"))
     assignments = assignment_table(config, prepared)
     prepared.release(READ_BACK - {"trace"})
     return Result(events, assignments, windows, trace_table(config, prepared, last=True), metrics, config,
@@ -90,20 +90,26 @@ def _status_names(config: RunConfig) -> list[str]:
 
 
 def event_table(stream: Stream, config: RunConfig, prepared: Prepared) -> pd.DataFrame:
+    """The events: the stream's own columns (its ids as it holds them, no copy), and the run's, each arena table
+    released as soon as its column is made (the last to read them)."""
     ev = stream.events
+    status = np.array(_status_names(config), dtype=object)[prepared.table("ev_status")]
+    prepared.release(("ev_status",))
     seen = prepared.table("ev_seen_raw")
+    watermark = _optional(seen)
+    effective = _optional(effective_column(seen, config.time.watermark_delay), seen < L.NONE // 2, copy=False)
+    prepared.release(("ev_seen_raw",))
     return pd.DataFrame({
-        "id": ev["id"].to_numpy(), "key": ev["key"].to_numpy(), "partition": ev["partition"].to_numpy(),
+        "id": ev["id"].array, "key": ev["key"].to_numpy(), "partition": ev["partition"].to_numpy(),
         "event_time": prepared.codes.t, "arrival_time": prepared.codes.arrival,
-        "batch": batches_for(stream, config).number,
-        "status": np.array(_status_names(config), dtype=object)[prepared.table("ev_status")],
-        "watermark": _optional(seen),
-        "effective_watermark": _optional(effective_column(seen, config.time.watermark_delay), seen < L.NONE // 2,
-                                         copy=False),
+        "batch": batches_for(stream, config).number, "status": status, "watermark": watermark,
+        "effective_watermark": effective,
     }, columns=EVENT_COLUMNS, copy=False)
 
 
 def assignment_table(config: RunConfig, prepared: Prepared) -> pd.DataFrame:
+    """The (event, window) pairs; for fixed windows the pair tables are released once read (the last to read
+    them), before the windows' bounds are gathered."""
     if config.window.kind is WindowKind.SESSION:
         session = prepared.table("ev_session")
         rows = np.arange(len(session))
@@ -128,6 +134,7 @@ def assignment_table(config: RunConfig, prepared: Prepared) -> pd.DataFrame:
         window_of = prepared.table("window_of")
         valid = window_of >= 0
         late, admitted = prepared.table("pair_late") == 1, prepared.table("pair_admitted") == 1
+        prepared.release(("pair_late", "pair_admitted"))
         per_event = prepared.state.per_event
         if valid.all():  # (tumbling windows: every event has its one window)
             event, wid = np.arange(len(valid)) // per_event if per_event > 1 else np.arange(len(valid)), window_of
@@ -135,6 +142,7 @@ def assignment_table(config: RunConfig, prepared: Prepared) -> pd.DataFrame:
             event = np.flatnonzero(valid) // per_event
             wid, late, admitted = window_of[valid], late[valid], admitted[valid]
         start, end = windows.start[wid], windows.end[wid]
+        prepared.release(("window_of",))
         if per_event > 1:
             order = np.lexsort((end, start, ~admitted, event))
             event, start, end, late, admitted = event[order], start[order], end[order], late[order], admitted[order]
@@ -149,6 +157,8 @@ def emissions(stream: Stream, config: RunConfig, prepared: Prepared, detail: boo
     table = table[emission_order(table[:, L.EM_BATCH], table[:, L.EM_AT], REASON_RANK[table[:, L.EM_REASON]],
                                  table[:, L.EM_KEY], table[:, L.EM_START], table[:, L.EM_END],
                                  table[:, L.EM_REVISION])]
+    if detail:  # (a copy in order now: the records are not read again, and the ids need room; 150 MB at 10M)
+        prepared.release(("emissions",))
     end, at, raw, max_seen = table[:, L.EM_END], table[:, L.EM_AT], table[:, L.EM_RAW], table[:, L.EM_MAX_SEEN]
     latency = max_seen - end
     frame = pd.DataFrame({
@@ -178,22 +188,33 @@ def _carry(stream: Stream, config: RunConfig, prepared: Prepared, table: npt.NDA
         frame["count"] = np.where(update, frame["count"].to_numpy(), listed.count)
     else:
         listed = listings.accumulated(prepared, heads, counts, update, records, session)
-    frame["ids"] = slices(stream.events["id"].to_numpy(dtype=object), listed.pool, listed.start, listed.count)
+    frame["ids"] = slices(ids_for_listing(stream.events["id"]), listed.pool, listed.start, listed.count)
 
 
 def trace_table(config: RunConfig, prepared: Prepared, last: bool = False) -> pd.DataFrame:
     """One column at a time out of the records (a row per batch and scope: 10M at one batch per event), each a
     contiguous array of its own, and no copy into pandas' blocks, which doubled the table for a moment. ``last``:
-    nothing reads the arena after this table, so the records are released once copied, before the columns made
-    from them."""
+    nothing reads the arena after this table, so the records are given back a block of rows at a time as they
+    are copied, and the records and their columns are never held whole together (400 MB at 10M events)."""
     table = _records(prepared, "trace", L.SC_TRACE, L.TR_FIELDS)
-    names = np.append(prepared.source_names, "*")  # index −1: the merged row
-    columns = {"batch": table[:, L.TR_BATCH].copy(), "time": table[:, L.TR_AT].copy(),
-               "scope": names[table[:, L.TR_SOURCE]], "at": TRACE_KINDS[table[:, L.TR_KIND]]}
-    raw = table[:, L.TR_RAW].copy()
+    n = len(table)
+    fields = {"batch": L.TR_BATCH, "time": L.TR_AT, "source": L.TR_SOURCE, "kind": L.TR_KIND, "raw": L.TR_RAW}
+    copied = {name: np.empty(n, dtype=np.int64) for name in fields}
+    for low in range(0, n, TRACE_BLOCK):
+        high = min(low + TRACE_BLOCK, n)
+        for name, field in fields.items():
+            copied[name][low:high] = table[low:high, field]
+        if last:
+            prepared.release_head("trace", high * L.TR_FIELDS)
     if last:
         prepared.release(("trace",))
+    names = np.append(prepared.source_names, "*")  # index −1: the merged row
+    raw = copied.pop("raw")
     return pd.DataFrame({
-        **columns, "watermark": _optional(raw, copy=False),
+        "batch": copied.pop("batch"), "time": copied.pop("time"), "scope": names[copied.pop("source")],
+        "at": TRACE_KINDS[copied.pop("kind")], "watermark": _optional(raw, copy=False),
         "effective": _optional(effective_column(raw, config.time.watermark_delay), raw < L.NONE // 2, copy=False),
     }, columns=WATERMARK_COLUMNS, copy=False)
+
+
+TRACE_BLOCK = 1 << 20  # rows of the trace copied before their pages are given back (40 MB of records)

@@ -198,6 +198,9 @@ class TimeConfig:
     # Beam's withEarlyFirings(AfterProcessingTime.pastFirstElementInPane().plusDelayOf(T)): a pane's first element at
     # processing time p fires an EARLY pane at p + T unless the watermark fired first; decides nothing (core/early.py)
     early_firings: int | None = None
+    # Beam's .alignedTo(T, O) instead of .plusDelayOf(T): the early timer at the next processing time O + k·T, by
+    # Java's arithmetic (from a time before O, the one after it); None: plusDelayOf (core/early.py)
+    early_aligned_to: int | None = None
     # Flink's ContinuousEventTimeTrigger.of(I): a window also fires at each multiple of I the watermark passes (core/continuous)
     continuous_event_time: int | None = None
     # Flink's ContinuousProcessingTimeTrigger.of(I): fires every I of arrival time from its first (core/continuous_processing)

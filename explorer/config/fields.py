@@ -184,6 +184,11 @@ TIME_FIELDS: tuple[TimeField, ...] = (
               "an EARLY pane at p + T, until the watermark fires the window (off: none; tumbling, sliding and cumulate "
               "windows, emit on-close)", yaml="earlyFirings", optional=True, positive=True,
               windows=("tumbling", "sliding", "cumulate")),
+    TimeField("early_aligned_to", "early_aligned_to", "Beam's aligned early firings (AfterProcessingTime"
+              ".pastFirstElementInPane().alignedTo(T, O), T the --early-firings): a pane's first element at processing "
+              "time p fires an EARLY pane at the first O + k·T after p (at p itself when p is one; by Java's "
+              "arithmetic, from a p before O the second), every window at the same instants (off: plusDelayOf(T))",
+              yaml="earlyAlignedTo", optional=True, windows=("tumbling", "sliding", "cumulate")),
     TimeField("continuous_event_time", "continuous_event_time", "Flink's ContinuousEventTimeTrigger.of(I): a window "
               "also fires, keeping its contents, at each multiple of I of event time its watermark passes, from the "
               "first after its first element's timestamp, whether or not elements arrived since, then at its end "

@@ -150,7 +150,8 @@ PRESETS: dict[str, Preset] = {
         delay_field="bound",
         batches=BatchSpec(BatchKind.EVENT),
         allowed_lateness=True,
-        settings=frozenset({"bound", "allowed_lateness", "panes", "early_firings", "session_state_kept", WINDOW_OFFSET}),
+        settings=frozenset({"bound", "allowed_lateness", "panes", "early_firings", "early_aligned_to",
+                            "session_state_kept", WINDOW_OFFSET}),
     ),
     "kafka-streams": Preset(
         "kafka-streams",

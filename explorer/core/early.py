@@ -24,12 +24,22 @@ The on-time pane is emitted even when no element arrived since the last early pa
 Each pane's index (Beam's ``PaneInfo.index``) is its row's ``revision`` − 1, and its timing follows from its
 reason (:func:`explorer.core.result.pane_timing`).
 
+Aligned (``--early-aligned-to O``: ``AfterProcessingTime.pastFirstElementInPane().alignedTo(T, O)``, which Beam
+Python does not have): the timer is not p + T but the next processing time O + k·T, by Java's ``AlignFn``
+(``TimestampTransform.AlignTo``): with m = (p − O) % T, Java's remainder, which takes the dividend's sign, the timer
+is p when m is 0, else p + T − m. So from a p at or after O it is the first multiple at or after p, and from a p
+before O (m negative) the one after that: the book's example 2-4 fires so on the DirectRunner, whose test clock
+starts at ``TIMESTAMP_MIN_VALUE``, before any offset. A timer due at p itself fires right after its element, as
+Beam's Python runner fires it (the next look at its timers, before the next bundle), so an element arriving at p
+after it is in the next pane; Java's fire it once the clock is past p, with every element of that instant.
+
 Sessions are refused: a merged session's pane timers and pane indices follow runner-specific rules (Python keeps
 each merged window's timer; Java's ``ReduceFnRunner`` merges them), not one model.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -42,39 +52,59 @@ from explorer.core.triggers import prepend_panes
 def add_early_panes(result: Result) -> Result:
     """``result`` with its EARLY panes (and the metrics of the new table); any result without early firings as it
     is."""
-    config = result.config
-    delay = config.time.early_firings
-    if delay is None:
+    t = result.config.time
+    if t.early_firings is None:
         return result
-    windows = _with_early(result, delay)
-    return with_windows(result, windows)
+    period, offset = t.early_firings, t.early_aligned_to
+    due: Callable[[int], int] = ((lambda p: p + period) if offset is None
+                                 else (lambda p: aligned(p, period, offset)))
+    return with_windows(result, _with_early(result, due))
 
 
-def _with_early(result: Result, delay: int) -> pd.DataFrame:
+def aligned(p: int, period: int, offset: int) -> int:
+    """Java's ``alignedTo(period, offset)`` of processing time ``p`` (its remainder takes the dividend's sign)."""
+    since = p - offset
+    m = since % period if since >= 0 else -(-since % period)
+    return p if m == 0 else p + period - m
+
+
+def _with_early(result: Result, due: Callable[[int], int]) -> pd.DataFrame:
     """The windows table with each window's early panes before its first emission (its on-time pane)."""
     events = result.events
-    arrival = dict(zip(events["id"].tolist(), events["arrival_time"].tolist()))
+    ids = events["id"].tolist()
+    order_of = {e: n for n, e in enumerate(ids)}  # the events table is in processing order
+    arrivals, batches = events["arrival_time"].to_numpy(dtype=np.int64), events["batch"].to_numpy(dtype=np.int64)
     on_time = result.windows["emit_time"].tolist()
 
     def fire(row: int, members: tuple[str, ...]) -> list[tuple[dict[str, object], list[str]]]:
-        panes = _panes(np.array([arrival[i] for i in members], dtype=np.int64), on_time[row], delay)
-        return [({"emit_time": due}, [m for m, h in zip(members, upto.tolist()) if h]) for due, upto in panes]
+        at = np.array(sorted(order_of[m] for m in members), dtype=np.int64)
+        out: list[tuple[dict[str, object], list[str]]] = []
+        for when, upto, first in _panes(arrivals[at], on_time[row], due):
+            fields: dict[str, object] = {"emit_time": when}
+            if first is not None:  # due at its element's arrival: right after it
+                fields["emit_batch"] = int(batches[at[first]])
+            out.append((fields, [ids[i] for i in at[upto].tolist()]))
+        return out
 
     return prepend_panes(result, fire)
 
 
-def _panes(arrivals: np.ndarray, on_time: int, delay: int) -> list[tuple[int, np.ndarray]]:
-    """A window's early panes from its elements' arrival (processing) times, before its on-time pane at ``on_time``:
-    (when it fires, which elements it holds). A pane begins with the first element after the last firing, and
-    fires at that element's arrival + ``delay`` if that is no later than the on-time pane."""
-    out: list[tuple[int, np.ndarray]] = []
-    fired = None  # the last early firing: elements arriving at or after it are in the next pane
-    while True:
-        waiting = arrivals if fired is None else arrivals[arrivals >= fired]
-        if not len(waiting):
+def _panes(arrivals: np.ndarray, on_time: int, due: Callable[[int], int]) -> list[tuple[int, np.ndarray, int | None]]:
+    """A window's early panes from its elements' arrival (processing) times, in processing order, before its
+    on-time pane at ``on_time``: (when it fires, which elements it holds, and its first element's place when it is
+    due at that element's own arrival). A pane begins with the first element no pane holds yet, arriving at p,
+    and fires at ``due(p)`` if that is no later than the on-time pane, with the elements that arrived before; one
+    due at p fires right after that element (Beam's Python runner: at the next look at its timers, before the next
+    bundle), so elements arriving at p after it are in the next pane."""
+    out: list[tuple[int, np.ndarray, int | None]] = []
+    pending = np.ones(len(arrivals), dtype=bool)  # elements in no pane yet
+    while pending.any():
+        first = int(np.flatnonzero(pending)[0])  # (processing order: the earliest arrival)
+        at = due(int(arrivals[first]))
+        if at > on_time:
             return out
-        due = int(waiting.min()) + delay
-        if due > on_time:
-            return out
-        out.append((due, arrivals < due))
-        fired = due
+        on_arrival = at == arrivals[first]
+        upto = np.arange(len(arrivals)) <= first if on_arrival else arrivals < at
+        out.append((at, upto, first if on_arrival else None))
+        pending = ~upto
+    return out

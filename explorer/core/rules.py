@@ -176,6 +176,7 @@ NOT_RULES: dict[str, str] = {
                        "rows by it after any runner",
     "early_firings": "early panes are added, not decided: Beam's early firings change no drop, lateness or on-time "
                      "or late pane, so core.early adds them to the windows table after any runner",
+    "early_aligned_to": "when the early panes fire, not any decision: core.early adds them after any runner",
     "continuous_event_time": "periodic panes are added, not decided: Flink's ContinuousEventTimeTrigger drops, "
                              "judges and fires at the end as EventTimeTrigger does, so core.continuous adds them",
     "continuous_processing_time": "the periodic panes replace the firings, not any drop or lateness: the "

@@ -49,6 +49,8 @@ def refusal(config: RunConfig) -> str | None:
     beside the window's firing on close (the other emit modes emit every update already), one trigger at a time,
     and not where a window can be opened and emitted again (--forget-clock-when-empty)."""
     t = config.time
+    if t.early_aligned_to is not None and t.early_firings is None:
+        return "--early-aligned-to aligns the early firings' timers: it needs --early-firings T, their period"
     on = [trigger for trigger in TRIGGERS if getattr(t, trigger.field) is not None]
     if not on:
         return None
@@ -105,11 +107,11 @@ def prepend_panes(result: Result, fire: Fire) -> pd.DataFrame:
 
 
 def pane_rows(result: Result, panes: pd.DataFrame) -> pd.DataFrame:
-    """The panes as EARLY windows-table rows: emitted by the last batch committed before their timer fired (or
-    their ``emit_batch``, when given: continuous_processing's timers due in the past, continuous's watermark
-    advances), with that commit's watermark of their scope (or their ``watermark`` and
-    ``effective_watermark``, when given: the advance that fired them) and the largest event time that scope had
-    seen by then (as a watermark firing there would have)."""
+    """The panes as EARLY windows-table rows: emitted by the last batch committed before their timer fired, or by
+    their ``emit_batch`` where given (continuous_processing's timers due in the past, continuous's watermark
+    advances, early.py's timers due at their own element's arrival); with that commit's watermark of their scope
+    (or their ``watermark`` and ``effective_watermark`` when given: the advance that fired them) and the largest
+    event time that scope had seen by then (as a watermark firing there would have)."""
     config = result.config
     rules = derive(config)
     events = result.events
@@ -117,8 +119,10 @@ def pane_rows(result: Result, panes: pd.DataFrame) -> pd.DataFrame:
     order = np.argsort(arrivals, kind="stable")
     due = panes["emit_time"].to_numpy(dtype=np.int64)
     before = np.searchsorted(arrivals[order], due, side="left")  # events that arrived before each timer
-    batch = (panes["emit_batch"].to_numpy(dtype=np.int64) if "emit_batch" in panes  # (a timer due in the past)
-             else events["batch"].to_numpy(dtype=np.int64)[order][before - 1])
+    batch = events["batch"].to_numpy(dtype=np.int64)[order][before - 1]
+    if "emit_batch" in panes:  # given, where a row has it
+        given = panes["emit_batch"].to_numpy(dtype="float64", na_value=np.nan)
+        batch = np.where(np.isnan(given), batch, given).astype(np.int64)
     partition_of = dict(zip(events["key"], events["partition"]))
     group = [str(k) if rules.per_key else str(partition_of[k]) if rules.per_partition else GLOBAL
              for k in panes["key"].tolist()]

@@ -73,12 +73,15 @@ def window_fn(window: WindowSpec) -> str:
             WindowKind.SESSION: f"window.Sessions(us({window.gap}))"}[window.kind]
 
 
-def trigger_of(early: object) -> str:
+def trigger_of(early: object, aligned: object = None) -> str:
     """The trigger in Beam Python's words: AfterWatermark with a late pane per late element, and with early firings
     an early pane AfterProcessingTime after a pane's first element (in seconds of the program's processing clock:
-    CLOCK_SCALE µs per µs of arrival time)."""
+    CLOCK_SCALE µs per µs of arrival time), or aligned, the program's own AlignedAfterProcessingTime (Beam Python
+    has no alignedTo)."""
     if early is None:
         return "trigger.AfterWatermark(late=trigger.AfterCount(1))"
+    if aligned is not None:
+        return "trigger.AfterWatermark(early=AlignedAfterProcessingTime(first), late=trigger.AfterCount(1))"
     return ("trigger.AfterWatermark(early=trigger.AfterProcessingTime(EARLY_US * CLOCK_SCALE / 1_000_000), "
             "late=trigger.AfterCount(1))")
 
@@ -91,7 +94,8 @@ def beam_job(config: RunConfig, source: ExportSource) -> str:
     settings = source_settings(source) | {
         "PARTITION": None if t.scope is Scope.GLOBAL else source.partition,
         "LAG_US": lag, "ALLOWED_LATENESS_US": t.allowed_lateness, "PANES": t.panes.value,
-        "EARLY_US": None if sessions else t.early_firings, "PERIOD_US": config.window.slide}
+        "EARLY_US": None if sessions else t.early_firings, "ALIGNED_US": None if sessions else t.early_aligned_to,
+        "PERIOD_US": config.window.slide}
     notes = unsupported(config, "Beam", {"allowed", "panes", "offset", "early", "state_kept"})
     if sessions and not t.session_state_kept:
         notes.append("this program runs on Beam's Python DirectRunner, which never drops a fired session: an event "
@@ -117,9 +121,11 @@ def beam_job(config: RunConfig, source: ExportSource) -> str:
     header.append(f"# watermark lag {format_duration(lag)}; window {config.window}; allowed lateness "
                   f"{format_duration(t.allowed_lateness)}; panes {t.panes.value}"
                   + (f"; early firings {format_duration(t.early_firings)} after a pane's first element (processing "
-                     "time: the arrival clock)" if t.early_firings is not None and not sessions else ""))
+                     "time: the arrival clock)" if t.early_firings is not None and not sessions else "")
+                  + (f", aligned to {format_duration(t.early_aligned_to)} (Java's alignedTo)"
+                     if t.early_aligned_to is not None and not sessions else ""))
     body = (_PROGRAM.replace("{WINDOW_FN}", window_fn(config.window))
-            .replace("{SESSIONS}", str(sessions)).replace("{TRIGGER}", trigger_of(settings["EARLY_US"]))
+            .replace("{SESSIONS}", str(sessions)).replace("{TRIGGER}", trigger_of(settings["EARLY_US"], settings["ALIGNED_US"]))
             .replace("{SETTINGS}", program_head(settings)))
     return "\n".join(header) + "\n" + body
 
@@ -141,7 +147,9 @@ in Python, a source (a splittable DoFn) with a ManualWatermarkEstimator set to m
 DirectRunner keep times in ms. With early firings (EARLY_US), deploy the trigger with the delay in seconds,
 AfterProcessingTime(EARLY_US / 1_000_000) (in Java: AfterWatermark.pastEndOfWindow().withEarlyFirings(
 AfterProcessingTime.pastFirstElementInPane().plusDelayOf(...)).withLateFirings(AfterPane.elementCountAtLeast(1))),
-and drop the shift and CLOCK_SCALE: they serve the replay's test clock only.
+and drop the shift and CLOCK_SCALE: they serve the replay's test clock only. Aligned (ALIGNED_US), Java's trigger is
+AfterProcessingTime.pastFirstElementInPane().alignedTo(EARLY_US, ALIGNED_US); Beam Python has none: keep
+AlignedAfterProcessingTime, its timer early_due of the clock's time in µs (first = 0, CLOCK_SCALE = 1).
 
 One rule differs between runners, for sessions: this program reproduces Beam's Python DirectRunner, which never
 drops a session that has fired, so a later element whose own session has not expired merges into it and fires it
@@ -160,6 +168,7 @@ import pandas as pd
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 from apache_beam.testing.test_stream import TestStream
 from apache_beam.transforms import trigger, window
+from apache_beam.transforms.timeutil import TimeDomain
 from apache_beam.utils.timestamp import MAX_TIMESTAMP, Duration, Timestamp
 from apache_beam.utils.windowed_value import PaneInfoTiming
 
@@ -179,6 +188,34 @@ SESSIONS = {SESSIONS}
 # (clock.time() + delay), and a µs is no binary fraction: 15,625 µs is 1/64 s, so every clock value and timer is
 # exact and a timer due exactly when an element arrives is due at the very clock value the element comes at.
 CLOCK_SCALE = 15_625
+
+
+def early_due(arrival):
+    """When the early timer of a pane whose first element arrives at ``arrival`` (µs) is due: EARLY_US later, or
+    with ALIGNED_US at Beam Java's alignedTo(EARLY_US, ALIGNED_US) of it (AlignFn: Java's remainder takes the
+    dividend's sign, so from before the offset it is the second multiple after it)."""
+    if ALIGNED_US is None:
+        return arrival + EARLY_US
+    since = arrival - ALIGNED_US
+    m = since % EARLY_US if since >= 0 else -(-since % EARLY_US)
+    return arrival if m == 0 else arrival + EARLY_US - m
+
+
+class AlignedAfterProcessingTime(trigger.AfterProcessingTime):
+    """Beam Java's AfterProcessingTime.pastFirstElementInPane().alignedTo(EARLY_US, ALIGNED_US), which Beam Python
+    lacks: AfterProcessingTime with its timer at early_due of the pane's first element's arrival, on the program's
+    clock (CLOCK_SCALE µs per µs of arrival time since ``first``, the first arrival)."""
+
+    def __init__(self, first):
+        super().__init__()
+        self.first = first
+
+    def on_element(self, element, window, context):
+        if not context.get_state(self.STATE_TAG):
+            arrival = self.first + round(context.get_current_time() * 1_000_000 / CLOCK_SCALE)
+            context.set_timer("", TimeDomain.REAL_TIME,
+                              (early_due(arrival) - self.first) * CLOCK_SCALE / 1_000_000)
+        context.add_state(self.STATE_TAG, True)
 
 
 def reached(mark, end):
@@ -249,7 +286,7 @@ def replay(events, parts):
             if any(at <= arrival for at in timers.values()) or (clock != arrival and
                                                                  any(w not in timers for w in early)):
                 clock_to(arrival)
-            timers.update({w: arrival + EARLY_US for w in early if w not in timers})
+            timers.update({w: early_due(arrival) for w in early if w not in timers})
         own = sessions.setdefault(key, []) if SESSIONS else []
         if mark != given and (any(differs(end) for _, end in spans) or any(reached(mark, end) != reached(given, end)
                                                                              for _, end, _ in own)):
@@ -288,7 +325,8 @@ def shift_for(events):
     time is moved past the last early timer."""
     if EARLY_US is None or not events:
         return 0
-    last_timer = (events[-1]["arrival"] - events[0]["arrival"] + EARLY_US) * CLOCK_SCALE
+    periods = 1 if ALIGNED_US is None else 2  # an aligned timer is at most two periods after its element
+    last_timer = (events[-1]["arrival"] - events[0]["arrival"] + periods * EARLY_US) * CLOCK_SCALE
     lowest = min(event["t"] for event in events)
     shift = max(0, -(-(last_timer - lowest + PERIOD_US) // PERIOD_US) * PERIOD_US)
     if max(event["t"] for event in events) + shift + 2 * PERIOD_US >= MAX_TIMESTAMP.micros:
@@ -321,7 +359,7 @@ def main(events_path, outdir):
     events = events_in_arrival_order(frame)
     steps = replay(events, [event["partition"] for event in events])
     shift = shift_for(events)
-    clock = events[0]["arrival"] if events else 0  # Beam's processing clock starts at 0: the first arrival
+    first = clock = events[0]["arrival"] if events else 0  # Beam's processing clock starts at 0: the first arrival
     for kind, value in steps:
         if kind == "watermark":
             stream.advance_watermark_to(Timestamp(micros=value + shift))

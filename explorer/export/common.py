@@ -97,7 +97,8 @@ ENGINE_OF_TARGET = {"VoltSP": "voltsp", "Flink": "flink", "PyFlink": "flink", "B
 JUDGED_IN_WORDS = frozenset({"strategy", "idle_timeout", "idle_clock", "allowed_lateness", "late_policy", "scope",
                              "lateness_rule", "end_inclusive", "time_source", "emit", "panes", "windows_from_zero",
                              "late_fires_per_element", "source_idle_timeout", "delay", "bound",
-                             "commit_interval", "early_firings", "continuous_event_time", "bytewax_live_wakeups",
+                             "commit_interval", "early_firings", "early_aligned_to", "continuous_event_time",
+                             "bytewax_live_wakeups",
                              "continuous_processing_time", "session_state_kept"})
 
 
@@ -171,7 +172,8 @@ def unsupported(config: RunConfig, target: str, handled: set[str]) -> list[str]:
         notes.append(f"updates coalesced per commit interval ({format_duration(t.commit_interval)}) have no "
                      f"equivalent in {target}")
     if "early" not in handled and t.early_firings is not None:
-        notes.append(f"early firings every {format_duration(t.early_firings)} of processing time (Beam's "
+        aligned = "" if t.early_aligned_to is None else f", aligned to {format_duration(t.early_aligned_to)}"
+        notes.append(f"early firings every {format_duration(t.early_firings)} of processing time{aligned} (Beam's "
                      f"withEarlyFirings) have no equivalent in {target}: it emits a window when it closes")
     if "continuous" not in handled and t.continuous_event_time is not None:
         notes.append(f"periodic firings every {format_duration(t.continuous_event_time)} of event time (Flink's "

@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from explorer.config import BatchKind, Emit, Panes, RunConfig, Scope, Strategy, TimeSource, WindowKind, time_config_to_voltsp
-from explorer.export.common import (DEFAULT_SOURCE, ExportSource, beam_window_fn, comment, java_duration, joda_duration,
+from explorer.export.common import (DEFAULT_SOURCE, MS, ExportSource, beam_window_fn, comment, java_duration, joda_duration,
                                     unsupported, watermark_lag)
 from explorer.timeutil import format_duration
 
@@ -83,8 +83,11 @@ def beam_java(config: RunConfig, source: ExportSource = DEFAULT_SOURCE) -> str:
     key = f"kv.getValue().{source.key}" if source.key else '"all"'
     panes = "accumulatingFiredPanes()" if t.panes is Panes.ACCUMULATING else "discardingFiredPanes()"
     sessions = config.window.kind is WindowKind.SESSION
+    timer = ("" if t.early_firings is None else f".plusDelayOf({joda_duration(t.early_firings)})"
+             if t.early_aligned_to is None  # Beam's offset is an Instant: ms since the epoch, as the arrival times
+             else f".alignedTo({joda_duration(t.early_firings)}, new Instant({t.early_aligned_to // MS}L))")
     early = ("" if t.early_firings is None or sessions else "\n            .withEarlyFirings(AfterProcessingTime"
-             f".pastFirstElementInPane().plusDelayOf({joda_duration(t.early_firings)}))\n            ")
+             f".pastFirstElementInPane(){timer})\n            ")
     lines = ["PCollection<KV<String, Long>> counts = pipeline",
              "    .apply(KafkaIO.<String, Event>read()",
              "        .withBootstrapServers(servers).withTopic(\"events\")",

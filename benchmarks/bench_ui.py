@@ -22,6 +22,7 @@ from explorer import generate
 from explorer.core import run
 from explorer.ui import Explorer
 from explorer.ui.app import SETTLE_SECONDS, frames_to_keep
+from explorer.ui.clocks import View
 
 from bench_families import keyed_stream
 
@@ -53,10 +54,10 @@ def page_frame_cost(explorer: Explorer) -> tuple[float, float]:
         send(content, buffers)
 
     explorer.page_frames.send = measured_send
-    frame, samples = explorer._frame, []
+    frame, samples = explorer._shown.frame, []
     for number in range(9):
         start = time.perf_counter()
-        update = explorer._clocks_update(frame.result, frame.light, None)
+        update = explorer.clocks_view.update(View(explorer.stream, frame.result, frame.key, frame=frame), frame.light)
         explorer.page_frames.push(("benchmark", number), explorer.controls.delay, 5.0, update)
         samples.append(time.perf_counter() - start)
     explorer.page_frames.send = send

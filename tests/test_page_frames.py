@@ -215,7 +215,7 @@ def test_a_light_frame_waits_while_the_page_draws_the_kernels_previous_one(explo
     page.say(kind="shown", edit=explorer.clocks._last_trace_edit_id)
     assert len(page.figure_messages) == 2  # 7.5's, and never 7.0's
     shown = np.asarray(explorer.clocks_view.trace("effective").y, dtype=float)
-    light = explorer._frame.light.effective[1]
+    light = explorer._shown.frame.light.effective[1]
     assert explorer.result.config.time.bound == 7_500_000
     np.testing.assert_allclose(shown, np.asarray(light, dtype=float), rtol=1e-6, equal_nan=True)
 

@@ -82,8 +82,8 @@ def test_the_explorer_draws_a_prefetched_step_exactly_like_a_computed_one():
     warm.prefetch_neighbours()  # what the page's "frame drawn" report does
     warm.wait_for_prefetch()
     ahead = warm.controls.config(delay=4.5)
-    assert warm._frames.was_prefetched((ahead, warm.key.value))
-    assert not warm._frames.was_prefetched((warm.controls.config(delay=5.5), warm.key.value))  # two steps, not three
+    assert warm.ahead.frames.was_prefetched((ahead, warm.key.value))
+    assert not warm.ahead.frames.was_prefetched((warm.controls.config(delay=5.5), warm.key.value))  # two steps, not three
     warm.controls.delay.value = 4.5
     cold = Explorer(stream, "textbook")
     cold.controls.delay.value = 4.5
@@ -104,7 +104,7 @@ def test_every_step_of_a_slider_moved_again_and_again_finds_its_frame_ready():
         explorer.prefetch_neighbours()
         explorer.wait_for_prefetch()
         value = explorer.controls.delay.value + explorer.controls.delay.step
-        ready.append(explorer._frames.was_prefetched((explorer.controls.config(delay=value), explorer.key.value)))
+        ready.append(explorer.ahead.frames.was_prefetched((explorer.controls.config(delay=value), explorer.key.value)))
         explorer.controls.delay.value = value
     assert ready == [True] * 6
     explorer.wait_for_curve()
@@ -117,9 +117,9 @@ def test_moving_a_slider_down_computes_the_values_below_it():
     explorer.prefetch_neighbours()
     explorer.wait_for_prefetch()
     key = explorer.key.value
-    assert explorer._frames.was_prefetched((explorer.controls.config(allowed=3.5), key))
-    assert explorer._frames.was_prefetched((explorer.controls.config(allowed=3.0), key))
-    assert not explorer._frames.was_prefetched((explorer.controls.config(allowed=2.5), key))
+    assert explorer.ahead.frames.was_prefetched((explorer.controls.config(allowed=3.5), key))
+    assert explorer.ahead.frames.was_prefetched((explorer.controls.config(allowed=3.0), key))
+    assert not explorer.ahead.frames.was_prefetched((explorer.controls.config(allowed=2.5), key))
     explorer.wait_for_curve()  # a sweep thread still running at interpreter exit aborts the process
 
 
@@ -135,3 +135,15 @@ def test_when_ready_hands_over_each_computed_value_and_skips_failures_and_keys_n
     assert got == ["aa"]  # on the worker, once "a" was computed; "bad" raised, the others are not kept
     cache.when_ready("a", got.append)  # already computed: called at once, here
     assert got == ["aa", "aa"]
+
+
+def test_a_guess_is_computed_by_ahead_and_a_value_keep_refuses_is_returned_but_not_kept():
+    """The explorer's frames at 10M events: a frame computed ahead leaves out its Result (``ahead``), and one
+    computed in a step, which still has it, is not kept at all (``keep``)."""
+    make = Recorder()
+    cache = Prefetcher(make, ahead=lambda key: key * 3, keep=lambda value: None if value == "cc" else value)
+    cache.prefetch(["a"])
+    cache.wait(10)
+    assert cache.get("a") == "aaa" and make.calls == []
+    assert cache.get("c") == "cc" and not cache.was_prefetched("c")
+    assert cache.get("d") == "dd" and cache.was_prefetched("d")

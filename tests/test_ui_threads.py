@@ -9,7 +9,7 @@ import pytest
 from explorer import generate
 from explorer.config import delay_of
 from explorer.ui import Explorer
-from explorer.ui.clocks import PREVIEW_LINE
+from explorer.ui.clocks import PREVIEW_LINE, View
 from explorer.ui.controls import Controls
 from explorer.ui.figures import STATUS_LABELS, two_clocks
 from explorer.ui.page_frames import PageFrames
@@ -88,7 +88,7 @@ def test_a_trace_is_found_by_the_name_it_was_made_as_and_a_missing_name_fails_lo
     with pytest.raises(KeyError, match="no trace 'late'"):
         clocks.trace("late")
     # every array of a frame goes to the trace of its name
-    update = explorer._clocks_update(explorer.result, two_clocks(explorer.result), None)
+    update = clocks.update(View(explorer.stream, explorer.result, explorer.key.value), two_clocks(explorer.result))
     events = explorer.result.events
     for status, label in STATUS_LABELS.items():
         assert explorer.clocks.data[clocks.index(status)].name == label

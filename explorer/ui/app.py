@@ -27,20 +27,21 @@ import ipywidgets as W
 import numpy as np
 
 from explorer.config import RunConfig, delay_of, preset
-from explorer.core import Result
+from explorer.core import Metrics, Result
 from explorer.errors import InputError
 from explorer.streams import Stream
 from explorer.timeutil import MICROS
 from explorer.ui.cards import cards_html
-from explorer.ui.clocks import INTERACTIVE_BUDGET, PREVIEW_LINE, SETTLE_SECONDS, ClocksView, View
+from explorer.ui.clocks import PREVIEW_LINE, SETTLE_SECONDS, ClocksView, View
 from explorer.ui.compare_panel import ComparePanel
 from explorer.ui.controls import Controls
 from explorer.ui.data_picker import UPLOAD, DataPicker, resolve_stream
 from explorer.ui.engine_panel import EnginePanel
 from explorer.ui.export_panel import ExportPanel
-from explorer.ui.figures import TwoClocks
+from explorer.ui.figures import INTERACTIVE_BUDGET
 from explorer.ui.fit_width import FitWidth
-from explorer.ui.frames_ahead import Frame, FramesAhead, Position, Request, frames_to_keep
+from explorer.ui.frame import Shown
+from explorer.ui.frames_ahead import FramesAhead, Position, Request, frames_to_keep
 from explorer.ui.histogram import DelayHistogram
 from explorer.ui.inspector import Inspector
 from explorer.ui.job_log_panel import JobLogPanel
@@ -49,14 +50,12 @@ from explorer.ui.page_frames import ClocksUpdate, PageFrames
 from explorer.ui.page_steps import PageSteps
 from explorer.ui.page_layout import page
 from explorer.ui.panels import SparkPanel
-from explorer.ui.prefetch import Prefetcher
 from explorer.ui.status_line import StatusLine
 from explorer.ui.stepper import Stepper
 from explorer.ui.sweep import Sweep
 
 # the names other modules, benchmarks and tests import from here
-__all__ = ["INTERACTIVE_BUDGET", "PREVIEW_LINE", "SETTLE_SECONDS", "UPLOAD", "Explorer", "Frame", "explore",
-           "frames_to_keep"]
+__all__ = ["INTERACTIVE_BUDGET", "PREVIEW_LINE", "SETTLE_SECONDS", "UPLOAD", "Explorer", "explore", "frames_to_keep"]
 
 S = MICROS["s"]
 
@@ -67,7 +66,7 @@ class Settled:
 
     stream: Stream
     config: RunConfig
-    result: Result
+    metrics: Metrics
     max_delay: float
 
 
@@ -78,9 +77,9 @@ class Explorer:
                  config: RunConfig | None = None):
         self._lock = threading.RLock()  # held by every handler, and by the threads that change the explorer
         self.stream = resolve_stream(stream)
-        self.result: Result | None = None
+        self._foreign: Result | None = None  # a Result computed elsewhere (Spark's), shown in place of the preview
         self._beside: Result | None = None  # the preview, beside a Result computed elsewhere (show_result)
-        self._frame: Frame | None = None  # the frame self.result came in, with its light two-clocks data
+        self._shown = Shown()  # the preview's frame shown: what the two clocks and the cards draw
         self.last_update_ms = 0.0
         self._quiet = False  # the explorer is setting controls itself: their handlers do nothing
         self._moving: tuple[str, int] = ("delay", 1)  # the slider that moved last and its direction
@@ -105,7 +104,7 @@ class Explorer:
         self.data = DataPicker(on_stream=lambda stream: self._load_stream(stream, reset=True), say=self._say)
         self.source, self.seed, self.size = self.data.source, self.data.seed, self.data.size
         self.load_button, self.upload_form = self.data.load_button, self.data.upload_form
-        self.inspection = Inspector(lambda: self.result)
+        self.inspection = Inspector(lambda: self.result, clicked=self._clicked)
         self.inspector = self.inspection.html
         self.clocks_view = ClocksView(on_event=self.inspect_event, on_window=self.inspect_window)
         self.clocks = self.clocks_view.figure
@@ -217,25 +216,25 @@ class Explorer:
         try:
             config = self.controls.config()
             self.sweep.settings_changed(self.stream, config)
-            self._frame = self.ahead.get(config, self.key.value)
-            self.result = self._frame.result
-            self._beside = None
+            frame = self.ahead.get(config, self.key.value)
+            self._shown.show(frame)
+            self._foreign = self._beside = None
             request = (self._stream_generation, config, self.key.value)
         except InputError as exc:
             self._post_position()  # a frame computed ahead is near no position now
             self._say(str(exc))
             return
         self.status_line.clear_error()  # the settings work now; a note (what a file was read as) stays
-        self.stepper.follow(int(self.result.events["batch"].max()), reset_stepper)
+        self.stepper.follow(frame.last_batch, reset_stepper)
+        self.inspection.follow(frame.followed)  # before the position is posted: the subject it explains now
         self._post_position()
         page_drew = not reset_stepper and (self.page_steps.page_drew(request) if from_page else self._page_holds(request))
         self._request = request
         view = self._view()
-        assert view is not None  # self.result was just set
-        settled = Settled(self.stream, config, self.result, self.controls.delay.max)
+        assert view is not None  # a frame was just set
+        settled = Settled(self.stream, config, frame.metrics, self.controls.delay.max)
         if reset_stepper:
-            self.clocks_view.frame_view(self.result, self.stream.absolute, config, self._delay_p99,
-                                        self._stream_generation)
+            self.clocks_view.frame_view(self.stream, config, self._delay_p99, self._stream_generation)
             self.clocks_view.draw(view)
             self._side_figures(settled)
         else:  # a control moved: a light frame now; every point and the side figures once the controls rest
@@ -244,8 +243,7 @@ class Explorer:
             else:  # moves in the page: not while the page is still drawing the kernel's previous frame
                 self.clocks_view.draw_light(view, from_page and self.page_frames.busy())
             self.clocks_view.settle(view, lambda: self._side_figures(settled))
-        self.cards.value = cards_html(self.result.metrics, self.result.config, self.result.windows)
-        self.inspection.follow()
+        self.cards.value = frame.cards
         self.export_panel.refresh()
         self.last_update_ms = (time.perf_counter() - start) * 1000
         if page_drew:
@@ -253,32 +251,39 @@ class Explorer:
         else:
             self._prefetch_wanted = True  # once the page has drawn this frame: computing ahead now would slow it
 
+    @property
+    def result(self) -> Result | None:
+        """The Result shown: one computed elsewhere (Spark's), else the preview frame's, run again here once when
+        the frame was computed ahead without it (frame.py): what asks (a click, another key or batch) waits."""
+        with self._lock:
+            return self._foreign if self._foreign is not None else self._shown.result()
+
     def _view(self) -> View | None:
-        """What the two clocks draw now, read from the explorer (under ``_lock``); None before any Result."""
-        if self.result is None:
+        """What the two clocks draw now, read from the explorer (under ``_lock``); None before any frame."""
+        frame = self._shown.frame
+        if frame is None:
             return None
         upto, key = self.stepper.upto, self.key.value
-        frame = self._frame
-        light = frame.light if frame is not None and frame.result is self.result and frame.key == key else None
-        return View(self.stream, self.result, key, upto, self._beside, light)
+        if self._foreign is not None:
+            return View(self.stream, self._foreign, key, upto, self._beside)
+        return View(self.stream, self._shown.result(upto is not None or key != frame.key), key, upto, frame=frame)
 
     def _post_position(self) -> None:
         """Hand the controls' position to the prefetch thread (frames_ahead.Position)."""
         self.ahead.post(Position(self._stream_generation, self.stream, self.controls.values(), self.key.value,
-                                 self.stepper.at_last_batch, self.page_frames.synced()))
+                                 self.stepper.at_last_batch, self.page_frames.synced(), self.inspection.subject))
 
     def _side_figures(self, settled: Settled) -> None:
         """The histogram's delay line and the curve's marker (or a new sweep) follow the settings at rest."""
         self.delay_histogram.mark_delay(settled.config)
-        self.sweep.follow(settled.stream, settled.config, settled.result, settled.max_delay)
+        self.sweep.follow(settled.stream, settled.config, settled.metrics, settled.max_delay)
 
     def show_result(self, result: Result, beside: Result | None = None) -> None:
         """Draw a Result computed elsewhere (Spark's) in place of the preview, for the same stream and settings;
         ``beside`` (the preview's) keeps its effective watermark in the figure as a dotted line, so where the two
         watermarks part is seen, not only said. The next preview drawn clears it."""
         with self._lock:
-            self.result = result
-            self._beside = beside
+            self._foreign, self._beside = result, beside
             view = self._view()
             assert view is not None
             self.clocks_view.draw(view)
@@ -334,16 +339,6 @@ class Explorer:
         """Block until the frames computed ahead are ready (tests and benchmarks only)."""
         self.ahead.wait(timeout)
 
-    @property
-    def _frames(self) -> Prefetcher[tuple[RunConfig, str], Frame] | None:
-        """The frames kept and computed ahead (tests ask which were prefetched)."""
-        return self.ahead.frames
-
-    def _clocks_update(self, result: Result, data: TwoClocks, upto: int | None) -> ClocksUpdate:
-        """The page message of a frame of ``result`` (benchmarks/bench_ui.py measures it)."""
-        with self._lock:
-            return self.clocks_view.update(View(self.stream, result, self.key.value, upto, self._beside), data)
-
     # --- the completeness–latency curve (sweep.py) ----------------------------------------------
     def _settings(self) -> tuple[Stream, RunConfig] | None:
         with self._lock:
@@ -379,6 +374,11 @@ class Explorer:
     def inspect_window(self, row: int) -> str:
         with self._lock:
             return self.inspection.window(row)
+
+    def _clicked(self) -> None:
+        """The inspector explains another row (under ``_lock``): the frames computed ahead follow it."""
+        self._post_position()
+        self.ahead.follow_subject(self._moving, self._stream_generation, self.key.value)
 
     # --- layout ---------------------------------------------------------------------------------
     def _on_load(self, _button: object = None) -> None:

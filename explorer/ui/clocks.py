@@ -26,18 +26,14 @@ from explorer.core import Result
 from explorer.streams import Stream
 from explorer.timeutil import MICROS
 from explorer.ui.live_figure import LiveFigure
-from explorer.ui.figures import (NOTE_SEP, POINT_BUDGET, REASON_COLORS, REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS,
-                                 STATUS_LABELS, STATUSES, TwoClocks, compact, plot_time, scripted_marks, two_clocks,
-                                 watermark_steps)
+from explorer.ui.figures import (INTERACTIVE_BUDGET, INTERACTIVE_WINDOWS, NOTE_SEP, POINT_BUDGET, REASON_COLORS,
+                                 REASON_LABELS, REASON_SYMBOLS, STATUS_COLORS, STATUS_LABELS, STATUSES, TwoClocks,
+                                 compact, plot_time, scripted_marks, two_clocks, watermark_steps)
+from explorer.ui.frame import Frame
 from explorer.ui.page_frames import ClocksUpdate, mirror
 from explorer.ui.plotly_messages import follow_page_zoom, send
 
 S = MICROS["s"]
-# While a control moves, draw at most this many events (every late one first, and the figure says so); the
-# full budget follows once the controls rest. In headless Chromium, without a GPU, redrawing 20k WebGL
-# points takes most of a slider step.
-INTERACTIVE_BUDGET = 5_000
-INTERACTIVE_WINDOWS = 250  # and at most this many emission markers and window outlines (figures.two_clocks)
 SETTLE_SECONDS = 0.5
 # characters of the title's small lines (11 px, ~4.6 px a character): what fits the figure in a 1280 px page with
 # JupyterLab's file browser open. On one line, the notes of a 50k-event stream with early panes ran to 300 and
@@ -51,11 +47,40 @@ class View:
     """What one two-clocks frame is drawn from, all of it: taken at once by the thread that asks for the draw."""
 
     stream: Stream
-    result: Result
+    result: Result | None  # None: the preview's frame drawn from what it keeps (a frame computed ahead, 10M events)
     key: str
     upto: int | None = None  # the stepper's batch, None at the last one
     beside: Result | None = None  # the preview, dotted beside a Result computed elsewhere
-    light: TwoClocks | None = None  # computed with ``result`` for ``key`` (maybe ahead): drawn while a control moves
+    frame: Frame | None = None  # the preview's frame shown (maybe computed ahead); None for a Result from elsewhere
+
+    @property
+    def drawn(self) -> Frame | None:
+        """The frame whose two-clocks data this view draws as it is: for its key, every batch."""
+        frame = self.frame
+        return frame if frame is not None and frame.key == self.key and self.upto is None else None
+
+    @property
+    def config(self) -> RunConfig:
+        return self.frame.config if self.result is None and self.frame is not None else self._result().config
+
+    @property
+    def engine(self) -> str:
+        return self.frame.engine if self.result is None and self.frame is not None else self._result().engine
+
+    @property
+    def absolute(self) -> bool:
+        return self.frame.light.absolute if self.result is None and self.frame is not None else self._result().absolute
+
+    @property
+    def source(self) -> object:
+        """What the view shows, as a settled redraw tells a newer one: the preview's frame, or a Result from
+        elsewhere."""
+        return self.frame if self.frame is not None else self.result
+
+    def _result(self) -> Result:
+        if self.result is None:
+            raise ValueError("a View without a Result draws only its frame, for the frame's key and every batch")
+        return self.result
 
 
 class ClocksView:
@@ -167,10 +192,10 @@ class ClocksView:
                 self.trace(name).hovertemplate = f"arrival {at}<br>event {happened}<extra>event (click to inspect)</extra>"
             self.trace("scripted").hovertemplate = f"{happened} at arrival {at}<extra>watermark row of the input</extra>"
 
-    def frame_view(self, result: Result, absolute: bool, config: RunConfig, delay_p99: float, generation: int) -> None:
+    def frame_view(self, stream: Stream, config: RunConfig, delay_p99: float, generation: int) -> None:
         """Open on a readable stretch (about 20 windows) of a long stream; zoom out to see it all."""
-        ev = result.events
-        at = absolute
+        ev = stream.events
+        at = stream.absolute
         arrival, event_time = plot_time(ev["arrival_time"].to_numpy(), at), plot_time(ev["event_time"].to_numpy(), at)
         window = float(plot_time(max(config.window.size, config.window.gap), at))
         lo = float(min(arrival.min(), event_time.min()))
@@ -192,14 +217,14 @@ class ClocksView:
         """The arrays and title of one two-clocks frame, as the kernel sends them or the page keeps them. Reads
         only ``view``, ``data`` and the trace positions (fixed once made): any thread may call it."""
         t = self.index
-        result = view.result
-        scope = "per key" if result.config.time.scope.value == "key" else result.config.time.scope.value
-        title = f"The two clocks — {view.stream.name}, {result.config.window}, watermark {scope}"
+        config = view.config
+        scope = "per key" if config.time.scope.value == "key" else config.time.scope.value
+        title = f"The two clocks — {view.stream.name}, {config.window}, watermark {scope}"
         if view.upto is not None:
             title += f", up to batch {view.upto}"
         # the second line, small: who computed it (a long first line ran past a 1280 px page) and what the
         # figure leaves out (in the title: a new annotation makes Plotly lay it all out again)
-        below = [("#444", f"computed by {result.engine}")] if result.engine != "local" else []
+        below = [("#444", f"computed by {view.engine}")] if view.engine != "local" else []
         below += [("#a00", part) for part in data.note.split(NOTE_SEP) if part]
         for line in title_lines([text for _, text in below]):
             parts = [f"<span style='color:{color}'>{html.escape(text)}</span>" for color, text in below[:len(line)]]
@@ -222,10 +247,10 @@ class ClocksView:
         for reason, markers in data.emissions.items():
             traces[t(reason)] = {"x": position(markers.x), "y": position(markers.y), "text": markers.text}
             rows[reason] = markers.rows
-        x, y = scripted_marks(view.stream, result, view.upto)
+        x, y = scripted_marks(view.stream, config, view.absolute, view.upto)
         traces[t("scripted")] = {"x": position(x), "y": position(y), "text": None}
         x, y = np.array([]), np.array([])
-        if result.engine != "local" and view.beside is not None:
+        if view.engine != "local" and view.beside is not None:
             _, (x, y), _ = watermark_steps(view.beside, view.key, view.upto)
         traces[t("preview")] = {"x": position(x), "y": position(y), "text": None}
         return ClocksUpdate(traces, title, rows, data.note)
@@ -266,11 +291,14 @@ class ClocksView:
 
     def _render(self, view: View, budget: int) -> None:
         self._due = None  # whatever was held back, this frame is newer
-        if budget == INTERACTIVE_BUDGET and view.upto is None and view.light is not None:
-            data = view.light  # computed with the Result, perhaps ahead of time
+        drawn = view.drawn  # its frame's data, computed with the Result, perhaps ahead of time
+        if budget == INTERACTIVE_BUDGET and drawn is not None:
+            data = drawn.light
+        elif budget == POINT_BUDGET and drawn is not None and drawn.full is not None:
+            data = drawn.full
         else:
             light = budget == INTERACTIVE_BUDGET
-            data = two_clocks(view.result, key=view.key, upto_batch=view.upto, budget=budget, hover=not light,
+            data = two_clocks(view._result(), key=view.key, upto_batch=view.upto, budget=budget, hover=not light,
                               windows=INTERACTIVE_WINDOWS if light else None)
         update = self.update(view, data)
         self._rows.update(update.rows)
@@ -299,7 +327,7 @@ class ClocksView:
             def full() -> None:
                 with self._lock:
                     latest = self._latest
-                    if latest is None or latest.result is not view.result:  # a newer Result, or a new stream
+                    if latest is None or latest.source is not view.source:  # a newer Result, or a new stream
                         return
                     self._render(latest, POINT_BUDGET)
                     then()

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from explorer.config import RunConfig
 from explorer.core import Result
 from explorer.streams import Stream, batches_for
 from explorer.timeutil import MICROS, format_instant, human_duration
@@ -35,6 +36,11 @@ ROUTINE_REASONS = ("EARLY", "WATERMARK", "UPDATE", "TOMBSTONE")
 POINT_BUDGET = 40_000
 LINE_BUDGET = 1_500  # points per watermark line; a monotone step line keeps its shape
 MARKER_BUDGET = 4_000  # emission markers (and window boxes) drawn
+# While a control moves, draw at most this many events (every late one first, and the figure says so); the
+# full budget follows once the controls rest. In headless Chromium, without a GPU, redrawing 20k WebGL
+# points takes most of a slider step.
+INTERACTIVE_BUDGET = 5_000
+INTERACTIVE_WINDOWS = 250  # and at most this many emission markers and window outlines (two_clocks)
 ALL_KEYS = "(all keys)"
 Line = tuple[np.ndarray, np.ndarray]  # x and y of a line
 
@@ -183,13 +189,15 @@ def watermark_steps(result: Result, key: str = ALL_KEYS, upto_batch: int | None 
     return (x, np.concatenate(ys)), (x, np.concatenate(es)), np.concatenate(owners)
 
 
-def scripted_marks(stream: Stream, result: Result, upto_batch: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def scripted_marks(stream: Stream, config: RunConfig, absolute: bool,
+                   upto_batch: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The input's own watermark rows as points (arrival, watermark), those arrived by the batch shown: drawn
-    whether or not the strategy follows them, so a logged watermark can be read against the one computed."""
+    whether or not the strategy follows them, so a logged watermark can be read against the one computed. Read
+    from the stream and the settings, not a Result: a frame computed ahead may be drawn without its Result."""
     marks = stream.watermarks
     if upto_batch is not None and len(marks):
-        marks = marks[marks["arrival_time"] <= batches_for(stream, result.config).commit_time[upto_batch - 1]]
-    at = result.absolute
+        marks = marks[marks["arrival_time"] <= batches_for(stream, config).commit_time[upto_batch - 1]]
+    at = absolute
     return plot_time(marks["arrival_time"].to_numpy(), at), plot_time(marks["watermark"].to_numpy(), at)
 
 

@@ -18,49 +18,45 @@ from typing import Any
 
 from explorer.budget import available_bytes
 from explorer.config import RunConfig
-from explorer.core import Result, run
 from explorer.errors import InputError
 from explorer.streams import Stream
-from explorer.ui.clocks import INTERACTIVE_BUDGET, INTERACTIVE_WINDOWS, View
+from explorer.ui.clocks import View
 from explorer.ui.controls import Controls, ControlValues, config_of
-from explorer.ui.figures import TwoClocks, two_clocks
+from explorer.ui.figures import TwoClocks
+from explorer.ui.frame import FRAME_BYTES, Frame, make_frame
+from explorer.ui.inspector import Subject
 from explorer.ui.page_frames import ClocksUpdate, PageFrames
 from explorer.ui.prefetch import Prefetcher
 
 # Frames kept when the explorer computes ahead: the one shown, two steps ahead and one back along the slider
 # that moved, and the delay's two neighbours.
 FRAMES_AHEAD = 6
-# What one kept frame holds per event (a Result and its light two-clocks frame): 112 MB at 1M events, measured
-# with tracemalloc; computing one peaks near 380 bytes per event.
-FRAME_BYTES_PER_EVENT = 120
+# What a Result holds per event (112 MB at 1M events, measured with tracemalloc), and what computing one takes at
+# its peak (5.3 GB peak RSS for 10M events, 1.2 GB of them the stream).
+RESULT_BYTES_PER_EVENT = 120
 COMPUTE_BYTES_PER_EVENT = 400
 
 Request = tuple[int, RunConfig, str]  # the stream's generation, the settings and the key: what a frame is for
 
 
+def _free() -> int:
+    return available_bytes() or os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
 def frames_to_keep(events: int) -> int:
-    """FRAMES_AHEAD when they (and one being computed) fit in a quarter of the memory free now, else only the
-    frame shown: a million events takes about 0.8 GB of 23 GB free on this project's machine."""
-    needed = events * (FRAMES_AHEAD * FRAME_BYTES_PER_EVENT + COMPUTE_BYTES_PER_EVENT)
-    free = available_bytes() or os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    return FRAMES_AHEAD if needed <= free / 4 else 1
+    """FRAMES_AHEAD when they (each at most FRAME_BYTES, its Result left out) and a run computed ahead fit in half the
+    memory free now, else only the frame shown. What computing ahead adds is those frames and, at worst, its run
+    beside a step's own (the other half is for the Result shown and that step's run). A frame is a few MB at any
+    size, so the run decides: 4 GB at 10M events, of the 17 GB free on this project's machine with the file open."""
+    needed = FRAMES_AHEAD * FRAME_BYTES + events * COMPUTE_BYTES_PER_EVENT
+    return FRAMES_AHEAD if needed <= _free() / 2 else 1
 
 
-@dataclass
-class Frame:
-    """A Result and its light two-clocks frame for one key filter: what a slider step draws."""
-
-    result: Result
-    light: TwoClocks
-    key: str
-
-
-def make_frame(stream: Stream, request: tuple[RunConfig, str]) -> Frame:
-    """The frame of ``request`` (settings, key) on ``stream``: what the Prefetcher computes."""
-    config, key = request
-    result = run(stream, config)
-    light = two_clocks(result, key=key, budget=INTERACTIVE_BUDGET, hover=False, windows=INTERACTIVE_WINDOWS)
-    return Frame(result, light, key)
+def results_fit(events: int) -> bool:
+    """Whether the frames kept may keep their Results too (a click on a frame computed ahead then needs no run):
+    when FRAMES_AHEAD Results and one being computed fit in a quarter of the memory free now, about 0.8 GB of
+    23 GB free at 1M events; not at 10M (11 GB)."""
+    return events * (FRAMES_AHEAD * RESULT_BYTES_PER_EVENT + COMPUTE_BYTES_PER_EVENT) <= _free() / 4
 
 
 @dataclass(frozen=True)
@@ -73,6 +69,7 @@ class Position:
     key: str
     at_last_batch: bool  # the stepper shows every batch (the only state a slider frame is drawn in)
     synced: tuple[tuple[str, str, Any], ...]  # every watched control as the page has it (PageFrames.synced)
+    subject: Subject | None = None  # what the inspector explains: a frame computed ahead explains it too
 
 
 class FramesAhead:
@@ -83,15 +80,27 @@ class FramesAhead:
         self._controls, self._page, self._update = controls, page, update
         self._lock = threading.Lock()
         self._position: Position | None = None
+        self._results = True  # whether the frames kept keep their Results (results_fit)
         self.frames: Prefetcher[tuple[RunConfig, str], Frame] | None = None
 
     def start(self, stream: Stream) -> None:
         """A new stream: every frame kept is wrong. Computing ahead keeps the frame shown, two ahead and one
         back, and the delay's two neighbours when another slider moved last; without the memory, only the
-        frame shown."""
+        frame shown. Where their Results would not fit, the frames computed ahead leave them out, and a frame
+        computed in a step (which has no settled data to draw without its Result) is not kept."""
         if self.frames is not None:
             self.frames.clear()
-        self.frames = Prefetcher(partial(make_frame, stream), size=frames_to_keep(len(stream.events)))
+        events = len(stream.events)
+        self._results = results = results_fit(events)
+        self.frames = Prefetcher(partial(make_frame, stream), size=frames_to_keep(events),
+                                 ahead=partial(self._ahead, stream, results),
+                                 keep=lambda frame: frame if results else None)
+
+    def _ahead(self, stream: Stream, keep_result: bool, request: tuple[RunConfig, str]) -> Frame:
+        """A frame computed ahead (on the prefetch thread), following the inspector's subject posted last."""
+        with self._lock:
+            subject = None if self._position is None else self._position.subject
+        return make_frame(stream, request, ahead=True, keep_result=keep_result, subject=subject)
 
     def _prefetcher(self) -> Prefetcher[tuple[RunConfig, str], Frame]:
         if self.frames is None:
@@ -140,9 +149,16 @@ class FramesAhead:
         except InputError:
             return
         if still_near and position.at_last_batch and not self._page.holds(request):
-            view = View(position.stream, frame.result, frame.key, light=frame.light)
+            view = View(position.stream, frame.result, frame.key, frame=frame)
             self._page.push(request, getattr(self._controls, slider), value, self._update(view, frame.light),
                             synced=position.synced)
+
+    def follow_subject(self, moving: tuple[str, int], generation: int, key: str) -> None:
+        """The inspector explains something else now (posted already): frames kept without their Result cannot
+        explain it, and each step onto one would run its Result, so they are computed again, following it."""
+        if self.computes_ahead() and not self._results:
+            self._prefetcher().clear()
+            self.prefetch_neighbours(moving, generation, key)
 
     def wait(self, timeout: float = 30.0) -> None:
         """Block until the frames computed ahead are ready (tests and benchmarks only)."""

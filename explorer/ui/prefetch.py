@@ -23,10 +23,15 @@ class Prefetcher(Generic[K, T]):
     is asked for is computed at once rather than behind the other guesses; one already running is waited
     for, since it is partly done. An exception raised by ``make`` is raised by ``get``, as if it ran there.
     Call it from one thread at a time (the explorer's handlers, under its lock); only ``make`` runs on the worker.
+
+    ``ahead`` (default ``make``) is what a speculative run computes; ``keep`` is what is kept of a value ``get``
+    computed on the spot (None: nothing). The explorer's frames computed ahead leave out their Result where the
+    Results would not fit, and a frame computed in a step is then not kept (``frames_ahead.py``).
     """
 
-    def __init__(self, make: Callable[[K], T], size: int = 6):
-        self._make = make
+    def __init__(self, make: Callable[[K], T], size: int = 6, ahead: Callable[[K], T] | None = None,
+                 keep: Callable[[T], T | None] = lambda value: value):
+        self._make, self._ahead, self._keep_of = make, ahead or make, keep
         self.size = size  # keys kept
         self._futures: OrderedDict[K, Future[T]] = OrderedDict()
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="explorer-prefetch")
@@ -38,11 +43,18 @@ class Prefetcher(Generic[K, T]):
             return future.result()
         done: Future[T] = Future()
         try:
-            done.set_result(self._make(key))
+            value = self._make(key)
         except Exception as exc:  # kept like a speculative failure, so a second get raises it again
             done.set_exception(exc)
-        self._keep(key, done)
-        return done.result()
+            self._keep(key, done)
+            raise
+        kept = self._keep_of(value)
+        if kept is not None:
+            done.set_result(kept)
+            self._keep(key, done)
+        else:
+            self._futures.pop(key, None)  # a cancelled guess of it must not stand for it
+        return value
 
     def prefetch(self, keys: Iterable[K]) -> None:
         """Queue ``keys`` (in that order) that are neither kept nor queued yet, and count every one of them as
@@ -51,7 +63,7 @@ class Prefetcher(Generic[K, T]):
             if key in self._futures:
                 self._futures.move_to_end(key)
             else:
-                self._keep(key, self._pool.submit(self._make, key))
+                self._keep(key, self._pool.submit(self._ahead, key))
 
     def when_ready(self, key: K, callback: Callable[[T], None]) -> None:
         """Call ``callback(value)`` once the kept ``key`` is computed: on the worker, or here if it is done.

@@ -20,7 +20,7 @@ import ipywidgets as W
 import numpy as np
 
 from explorer.config import PRESETS, RunConfig, apply_delay
-from explorer.core import Result
+from explorer.core import Metrics
 from explorer.metrics import CurveRow, FrontierPoint, SweepStopped, Tuning, best_point, curve, frontier, tune
 from explorer.streams import Stream
 from explorer.timeutil import MICROS, exact_seconds
@@ -68,7 +68,7 @@ class Sweep:
         self._tune_generation = 0  # bumped to drop the suggestion under way
         self._curve_thread: threading.Thread | None = None
         self._tune_thread: threading.Thread | None = None
-        self._current: Result | None = None
+        self._current: Metrics | None = None
         self.target.observe(lambda _change: self.suggest(apply=True), names="value")
 
     @staticmethod
@@ -95,14 +95,14 @@ class Sweep:
                 self.generation += 1
                 self.key = None
 
-    def follow(self, stream: Stream, config: RunConfig, result: Result, max_delay: float) -> None:
-        """The controls rest on ``config``: mark ``result`` on the curve, or sweep anew (0 to ``max_delay``
+    def follow(self, stream: Stream, config: RunConfig, metrics: Metrics, max_delay: float) -> None:
+        """The controls rest on ``config``: mark its ``metrics`` on the curve, or sweep anew (0 to ``max_delay``
         seconds) if the settings other than the delay changed; the suggestion follows the new curve."""
         with self._lock:
-            self._current = result
+            self._current = metrics
             key = self.key_of(stream, config)
             if key == self.key:
-                self.mark(result)
+                self.mark(metrics)
                 return
             self.key = key
             self.generation += 1
@@ -146,11 +146,10 @@ class Sweep:
             line.text = [f"{r.delay:g}" for r in rows]
         self.mark(self._current)
 
-    def mark(self, result: Result | None) -> None:
-        """Ring the current setting on the curve."""
-        if result is None:
+    def mark(self, m: Metrics | None) -> None:
+        """Ring the current setting on the curve (its metrics: the frame shown may have no Result to hold)."""
+        if m is None:
             return
-        m = result.metrics
         latency = m.latency_event.mean if m.latency_event.mean is not None else np.nan
         # one redraw, not one per axis; arrays, which may hold a NaN (see follow)
         with self._lock:

@@ -117,3 +117,11 @@ def test_the_exported_pipelines_own_aligned_timer_fires_the_predicted_panes(tied
     verdict = verify(stream, config, "beam", tmp_path)
     assert verdict.identical, "\n".join(report(verdict))
     assert not held_against(verdict, run(stream, config.with_time(early_aligned_to=None))).identical
+
+
+def test_the_inspector_says_an_aligned_timer_fired_the_pane():
+    from explorer.ui import explain_window
+    result = run(generate("textbook", events=300), _config(every=2, offset=0.25))
+    text = explain_window(result, int(np.flatnonzero(result.windows["reason"] == "EARLY")[0]))
+    assert "a processing-time timer at the next multiple of 2 s from 0.25 s (--early-aligned-to" in text
+    assert "which fired at 2.25 s" in text

@@ -125,3 +125,12 @@ def test_the_inspector_says_an_aligned_timer_fired_the_pane():
     text = explain_window(result, int(np.flatnonzero(result.windows["reason"] == "EARLY")[0]))
     assert "a processing-time timer at the next multiple of 2 s from 0.25 s (--early-aligned-to" in text
     assert "which fired at 2.25 s" in text
+
+
+def test_the_command_line_says_when_aligned_panes_fire(capsys):
+    from explorer.cli import main
+    assert main(["run", "--synthetic", "textbook", "--events", "200", "--preset", "beam", "--window", "tumbling:10",
+                 "--early-firings", "2s", "--early-aligned-to", "250ms"]) == 0
+    out = capsys.readouterr().out
+    assert "an early pane at the next multiple of 2s of processing time from 250ms after each pane's first" in out
+    assert "early panes 53" in out

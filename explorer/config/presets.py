@@ -276,7 +276,11 @@ def _early(config: RunConfig) -> str:
     """The panes a window fires before the watermark closes it (both taken with on-close only): without this,
     the line said "a window when the watermark closes it" beside cards counting early panes."""
     out = ""
-    if config.time.early_firings is not None:
+    if config.time.early_firings is not None and config.time.early_aligned_to is not None:
+        every, offset = format_duration(config.time.early_firings), format_duration(config.time.early_aligned_to)
+        out += (f"; before that, an early pane at the next multiple of {every} of processing time from {offset} after "
+                f"each pane's first element (--early-firings {every} --early-aligned-to {offset})")
+    elif config.time.early_firings is not None:
         every = format_duration(config.time.early_firings)
         out += (f"; before that, an early pane {every} of processing time after each pane's first element "
                 f"(--early-firings {every})")

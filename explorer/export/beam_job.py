@@ -51,6 +51,7 @@ elements without handing them to the pipeline: there is no ``refused.jsonl``.
 from __future__ import annotations
 
 from explorer.config import RunConfig, Scope, WindowKind, WindowSpec
+from explorer.export.beam_aligned import EARLY_DUE
 from explorer.export.common import ExportSource, one_event_per_batch, unsupported, watermark_lag
 from explorer.export.replay import program_head, source_settings
 from explorer.timeutil import format_duration
@@ -125,7 +126,8 @@ def beam_job(config: RunConfig, source: ExportSource) -> str:
                   + (f", aligned to {format_duration(t.early_aligned_to)} (Java's alignedTo)"
                      if t.early_aligned_to is not None and not sessions else ""))
     body = (_PROGRAM.replace("{WINDOW_FN}", window_fn(config.window))
-            .replace("{SESSIONS}", str(sessions)).replace("{TRIGGER}", trigger_of(settings["EARLY_US"], settings["ALIGNED_US"]))
+            .replace("{SESSIONS}", str(sessions)).replace("{EARLY_DUE}", EARLY_DUE)
+            .replace("{TRIGGER}", trigger_of(settings["EARLY_US"], settings["ALIGNED_US"]))
             .replace("{SETTINGS}", program_head(settings)))
     return "\n".join(header) + "\n" + body
 
@@ -189,34 +191,7 @@ SESSIONS = {SESSIONS}
 # exact and a timer due exactly when an element arrives is due at the very clock value the element comes at.
 CLOCK_SCALE = 15_625
 
-
-def early_due(arrival):
-    """When the early timer of a pane whose first element arrives at ``arrival`` (µs) is due: EARLY_US later, or
-    with ALIGNED_US at Beam Java's alignedTo(EARLY_US, ALIGNED_US) of it (AlignFn: Java's remainder takes the
-    dividend's sign, so from before the offset it is the second multiple after it)."""
-    if ALIGNED_US is None:
-        return arrival + EARLY_US
-    since = arrival - ALIGNED_US
-    m = since % EARLY_US if since >= 0 else -(-since % EARLY_US)
-    return arrival if m == 0 else arrival + EARLY_US - m
-
-
-class AlignedAfterProcessingTime(trigger.AfterProcessingTime):
-    """Beam Java's AfterProcessingTime.pastFirstElementInPane().alignedTo(EARLY_US, ALIGNED_US), which Beam Python
-    lacks: AfterProcessingTime with its timer at early_due of the pane's first element's arrival, on the program's
-    clock (CLOCK_SCALE µs per µs of arrival time since ``first``, the first arrival)."""
-
-    def __init__(self, first):
-        super().__init__()
-        self.first = first
-
-    def on_element(self, element, window, context):
-        if not context.get_state(self.STATE_TAG):
-            arrival = self.first + round(context.get_current_time() * 1_000_000 / CLOCK_SCALE)
-            context.set_timer("", TimeDomain.REAL_TIME,
-                              (early_due(arrival) - self.first) * CLOCK_SCALE / 1_000_000)
-        context.add_state(self.STATE_TAG, True)
-
+{EARLY_DUE}
 
 def reached(mark, end):
     """Beam fires a window once its input watermark reaches the window's end (None: no watermark yet)."""

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from explorer.cli import main
 from explorer.config import BatchKind, BatchSpec, WindowSpec, preset
 from explorer.core import run
-from explorer.streams import Stream, load_events
+from explorer.streams import Stream, load_events, stream_from_frame
 from explorer.streams.batching import _assign, _one_per_event
 from explorer.streams.stream import ID_DTYPE
 
@@ -82,3 +82,19 @@ def test_a_batch_per_event_commits_at_the_latest_arrival_so_far():
     fast, general = _one_per_event(arrival), _assign(stream, BatchSpec(BatchKind.COUNT, count=1), False)
     for field in ("number", "commit_time", "starts", "opens", "scripted"):
         assert np.array_equal(getattr(fast, field), getattr(general, field)), field
+
+
+def test_a_file_nearly_in_arrival_order_is_ordered_without_touching_the_callers_table():
+    """Few rows move (ties at an instant, a straggler): only those are rewritten, in columns loading made itself,
+    never in the caller's table."""
+    n = 100
+    arrival = np.arange(n, dtype=np.int64)
+    arrival[[10, 11]] = arrival[[11, 10]]  # two rows out of arrival order
+    frame = pd.DataFrame({"id": [f"e{i}" for i in range(n)], "event_time": arrival, "arrival_time": arrival,
+                          "batch": arrival.copy(), "value": np.arange(n, dtype=float)})
+    before = frame.copy()
+    stream = stream_from_frame(frame)
+    pd.testing.assert_frame_equal(frame, before)
+    assert stream.events["id"].tolist()[9:13] == ["e9", "e11", "e10", "e12"]
+    assert stream.events["value"].tolist()[9:13] == [9.0, 11.0, 10.0, 12.0]
+    assert stream.events["arrival_time"].is_monotonic_increasing

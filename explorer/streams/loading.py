@@ -148,8 +148,9 @@ def _stream(held: list[pd.DataFrame], name: str, time_unit: TimeUnits = None, co
                                                    "arrival_time": arrival_time, "batch": rows["batch"]}, copy=False),
                                      has_arrival, has["batch"], is_mark)
     in_place = in_place and not is_mark.any()
+    moved = _moved(order) if not in_place and not is_mark.any() else None
     if not in_place:
-        is_mark, arrival_time = is_mark[order], arrival_time[order]
+        is_mark, arrival_time = is_mark[order], _reordered(arrival_time, order, moved)
     raised = 0
     if has["batch"] and has_arrival:
         arrival_time, raised = processing_clock(arrival_time)
@@ -159,7 +160,7 @@ def _stream(held: list[pd.DataFrame], name: str, time_unit: TimeUnits = None, co
     if not in_place:  # each column put in arrival order in turn, the file's order let go as it goes
         keep = order[~is_mark]
         for column in rows:
-            rows[column] = rows[column][keep]
+            rows[column] = _reordered(rows[column], keep, moved)
         arrival_time = arrival_time[~is_mark]
     # the codes the kernel reads, kept from here rather than found by hashing every row again
     dropped = bool(is_mark.any())  # (watermark rows: their keys may be no event's)
@@ -179,6 +180,22 @@ def _stream(held: list[pd.DataFrame], name: str, time_unit: TimeUnits = None, co
                   has_batch=has["batch"], has_partition=has["partition"], has_offset=has["offset"], source=source,
                   source_columns={ours: str(theirs) for ours, theirs in (columns or {}).items()},
                   arrivals_raised=raised, watermarks=marks, cache=cache)
+
+
+def _moved(order: np.ndarray) -> np.ndarray | None:
+    """The rows an order moves, when they are few (a file in arrival order but for ties at an instant: 2,700 of
+    10M rows in a Kafka export at ms resolution), else None."""
+    moved = np.flatnonzero(order != np.arange(len(order)))
+    return moved if len(moved) * 16 < len(order) else None
+
+
+def _reordered(values: Any, order: np.ndarray, moved: np.ndarray | None) -> Any:
+    """``values[order]``; an array of its own (not a view of the caller's table) that few rows of move is changed
+    in place, only at those rows, rather than copied whole (a column is 80 MB at 10M events)."""
+    if moved is None or not isinstance(values, np.ndarray) or not (values.flags.owndata and values.flags.writeable):
+        return values[order]
+    values[moved] = values[order[moved]]
+    return values
 
 
 def _newest_so_far(event_time: np.ndarray, is_mark: np.ndarray) -> np.ndarray:

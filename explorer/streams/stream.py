@@ -114,7 +114,11 @@ class StreamArrays:
 
 
 def id_array(values: Any) -> IdArray:
-    """Ids (Python strings, or Arrow text) as the Stream's id column holds them."""
+    """Ids (Python strings, or Arrow text) as the Stream's id column holds them: in one chunk, since Arrow takes
+    from a chunked array an index at a time (putting 10M ids read in 428 blocks in arrival order: 0.6 s, against
+    0.04 s in one)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
     return pd.array(values, dtype=ID_DTYPE)
 
 

@@ -286,12 +286,13 @@ def _write_windows(windows: pd.DataFrame, path: Path) -> None:
     held at once."""
     listed = np.cumsum(windows["ids"].map(len).to_numpy()) // IDS_PER_WRITE
     bounds = np.flatnonzero(np.diff(listed)) + 1
+    panes = pane_columns(windows)  # of the whole table: a merged session's pane index counts from its first row
     with path.open("w", newline="", encoding="utf-8", errors="backslashreplace") as handle:
         for i, (a, b) in enumerate(zip(np.r_[0, bounds], np.r_[bounds, len(windows)])):
             part = windows.iloc[a:b].copy()
             part["ids"] = part["ids"].map(lambda ids: json.dumps(list(ids)))
             beside = list(part.columns).index("revision") + 1  # the pane beside the revision, as in the JSON
-            for at, (name, column) in enumerate(pane_columns(part).items(), beside):
+            for at, (name, column) in enumerate(panes.iloc[a:b].items(), beside):
                 part.insert(at, name, column)
             part.to_csv(handle, index=False, header=i == 0)
 

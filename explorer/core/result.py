@@ -66,21 +66,34 @@ PANE_TIMINGS = {Reason.EARLY.value: "EARLY", Reason.LATE_UPDATE.value: "LATE"}  
 
 
 def pane_columns(windows: pd.DataFrame) -> pd.DataFrame:
-    """Each emission as one of Beam's panes (PaneInfo): ``pane_index`` from 0 (``revision`` − 1) and
-    ``pane_timing``. Rows of emit on-update or on-batch (UPDATE, TOMBSTONE) are EARLY while the effective
-    watermark at their emission is before the window's end, LATE after it; every other reason as
-    :func:`pane_timing` says."""
+    """Each emission of the whole windows table as one of Beam's panes (PaneInfo): ``pane_index`` from 0 and
+    ``pane_timing``. A session that merged is a new window to Beam (Java's ``ReduceFnRunner.onMerge`` and Python's
+    ``GeneralTriggerDriver`` clear the merged-away windows' pane state), so the index counts the earlier emissions
+    of the same [start, end) only: ``revision`` − 1 for every other window, 0 for a merged session's first pane.
+    Rows of emit on-update or on-batch (UPDATE, TOMBSTONE), and a late element's firing of a session that merged
+    past the watermark (LATE_UPDATE), are EARLY while the effective watermark at their emission is before the
+    window's end, LATE after it (Beam's ``_output``: EARLY while the watermark ≤ maxTimestamp); every other
+    reason as :func:`pane_timing` says."""
     reason = windows["reason"].to_numpy(dtype=object)
     timing = np.full(len(reason), "ON_TIME", dtype=object)
     for named, name in PANE_TIMINGS.items():
         timing[reason == named] = name
-    update = np.isin(reason, [Reason.UPDATE.value, Reason.TOMBSTONE.value])
-    if update.any():
+    by_mark = np.isin(reason, [Reason.UPDATE.value, Reason.TOMBSTONE.value, Reason.LATE_UPDATE.value])
+    if by_mark.any():
         effective = windows["effective_watermark"].to_numpy(dtype="float64", na_value=np.nan)
         passed = effective >= windows["end"].to_numpy()  # (no watermark yet: NaN, not passed)
-        timing[update] = np.where(passed[update], "LATE", "EARLY")
-    return pd.DataFrame({"pane_index": windows["revision"].to_numpy() - 1, "pane_timing": timing},
-                        index=windows.index)
+        timing[by_mark] = np.where(passed[by_mark], "LATE", "EARLY")
+    return pd.DataFrame({"pane_index": _pane_index(windows), "pane_timing": timing}, index=windows.index)
+
+
+def _pane_index(windows: pd.DataFrame) -> np.ndarray:
+    """Each row's revision less the first revision its [start, end) emitted: a window that never changed its
+    bounds starts at revision 1, a merged session at its session's next revision."""
+    revision = windows["revision"].to_numpy(dtype=np.int64)
+    if len(revision) == 0 or (revision == 1).all():  # (no window emitted twice: nothing to group)
+        return np.asarray(revision - 1)
+    first = windows.groupby(["key", "start", "end"], sort=False)["revision"].transform("min")
+    return np.asarray(revision - first.to_numpy(dtype=np.int64))
 
 
 def canonical_order(windows: pd.DataFrame) -> pd.DataFrame:

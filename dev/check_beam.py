@@ -99,7 +99,8 @@ WITH --kept (2026-11-26): the preset with --session-state-kept (a fired session 
   A = 1.5 s, seed 11, bundle 0.3: 3/3, 175/175 (accumulating and discarding alike)
   A = 0, seed 7, pin 0, discarding: 3/3, 194/194
 Matched labels: a merge into a fired session is Beam's EARLY (or LATE) pane at index 0 where the preset has a
-LATE_UPDATE at the next revision: labels and pane indices of merged sessions are the one thing still not compared.
+LATE_UPDATE at the next revision; its pane_index (result.pane_columns) is 0 too, and `verify --engine beam` compares
+each pane's index and timing (this script counts the labels only).
 
 Rule differences (the preset as it was before the fixes vs the Python runner); --probe prints each example:
   1. Drop boundary. Beam drops an element for a window once W > end + A; the preset refuses it once its watermark

@@ -24,7 +24,7 @@ from explorer import generate, preset
 from explorer.cli import main
 from explorer.config import BatchSpec, Panes, WindowSpec
 from explorer.core import run
-from explorer.core.result import pane_timing
+from explorer.core.result import pane_columns
 from explorer.errors import InputError
 from explorer.export.common import ExportSource
 from explorer.export import export
@@ -271,23 +271,6 @@ def early_stream(tmp_path_factory):
     return path
 
 
-def _pane_timings(windows: pd.DataFrame) -> dict[tuple, list[str]]:
-    """Per window, its panes' timings in pane order, as the prediction has them (PaneInfo.index = revision − 1)."""
-    out: dict[tuple, list[str]] = {}
-    for w in windows.sort_values("revision", kind="stable").itertuples():
-        out.setdefault((str(w.key), int(w.start), int(w.end)), []).append(pane_timing(w.reason))
-    return out
-
-
-def _engine_timings(work) -> dict[tuple, list[str]]:
-    """Per window, its panes' timings in pane order, as Beam wrote them (emissions.jsonl's pane and timing)."""
-    rows = [json.loads(line) for line in (work / "out" / "emissions.jsonl").read_text().splitlines()]
-    out: dict[tuple, list[str]] = {}
-    for row in sorted(rows, key=lambda r: r["pane"]):
-        out.setdefault((row["key"], row["window_start"], row["window_end"]), []).append(row["timing"])
-    return out
-
-
 EARLY_CASES = [("random", "tumbling:3s", 1.5, "accumulating", 1), ("random", "sliding:4s:2s+500ms", 1.5, "discarding", 1),
                ("kafka", "tumbling:1m", 30, "discarding", 10), ("kafka", "sliding:2m:1m", 0, "accumulating", 20)]
 
@@ -297,7 +280,7 @@ EARLY_CASES = [("random", "tumbling:3s", 1.5, "accumulating", 1), ("random", "sl
 def test_the_exported_pipeline_fires_the_predicted_early_panes(early_stream, kafka_export, tmp_path, file, window,
                                                               allowed, panes, early):
     """withEarlyFirings(AfterProcessingTime(T)) on Beam's DirectRunner, the TestStream's processing clock following
-    the arrivals: the same panes as predicted, each with its timing (EARLY, ON_TIME, LATE) in pane order; held against
+    the arrivals: the same panes as predicted, each with its index and timing (EARLY, ON_TIME, LATE); held against
     the prediction without early firings, DIFFERENT."""
     stream = (load_events(early_stream, time_unit="us") if file == "random" else
               load_events(kafka_export, columns=COLUMNS))
@@ -305,9 +288,34 @@ def test_the_exported_pipeline_fires_the_predicted_early_panes(early_stream, kaf
     config = _config(window, delay, allowed, panes, early)
     verdict = verify(stream, config, "beam", tmp_path)
     assert verdict.identical, "\n".join(report(verdict))
-    prediction = run(stream, config)
-    timings = _engine_timings(tmp_path)
-    assert timings == _pane_timings(prediction.windows)
-    assert sum(t.count("EARLY") for t in timings.values()) > 20 and any("ON_TIME" in t for t in timings.values())
+    assert "each pane's index and timing the same" in report(verdict)[0]
+    timings = [w.pane_timing for w in verdict.engine_emitted]
+    assert timings.count("EARLY") > 20 and "ON_TIME" in timings
     without = held_against(verdict, run(stream, config.with_time(early_firings=None)))
     assert not without.identical and without.only_engine
+
+
+@pytest.mark.engines
+def test_a_merged_sessions_panes_are_numbered_from_0_as_beam_numbers_them(tmp_path):
+    """Gap 10 s, no delay, allowed lateness 30 s. [10, 20) {a} fires on time (pane 0); b@15 s merges it into
+    [10, 25), a new window to Beam, whose first pane is index 0 (not the session's revision − 1 = 1), EARLY since the
+    watermark (20.5 s) is before its end; c@12 s lies inside [10, 25), which keeps its pane state: index 1; after
+    y@40 s, d@11 s fires index 2, LATE by the watermark the prediction has (40 s), EARLY on Beam's Python runner,
+    whose output watermark the merged session's hold keeps before 25 s for good: so verify compares each pane's
+    index, and its timing with EARLY and LATE as one, for sessions."""
+    path = tmp_path / "sessions.csv"
+    pd.DataFrame({"id": ["a", "z", "b", "c", "y", "d"], "key": ["k", "other", "k", "k", "other", "k"],
+                  "event_time": [10 * S, 20_500_000, 15 * S, 12 * S, 40 * S, 11 * S],
+                  "arrival_time": [1, 2, 3, 4, 5, 6]}).to_csv(path, index=False)
+    stream, config = load_events(path, time_unit="us"), _config("session:10s", 0, allowed=30)
+    verdict = verify(stream, config, "beam", tmp_path / "work")
+    assert verdict.identical, "\n".join(report(verdict))
+    assert "each pane's index and timing the same" in report(verdict)[0]
+    merged = [(row["window_end"], row["pane"], row["timing"]) for row in
+              map(json.loads, (tmp_path / "work" / "out" / "emissions.jsonl").read_text().splitlines())
+              if row["key"] == "k"]
+    assert merged == [(20 * S, 0, "ON_TIME"), (25 * S, 0, "EARLY"), (25 * S, 1, "EARLY"), (25 * S, 2, "EARLY")]
+    predicted = run(stream, config.with_time(session_state_kept=True)).windows
+    panes = pane_columns(predicted)[predicted["key"] == "k"]
+    assert list(zip(panes["pane_index"], panes["pane_timing"])) == [(0, "ON_TIME"), (0, "EARLY"), (1, "EARLY"),
+                                                                    (2, "LATE")]

@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from explorer.config import RunConfig
+from explorer.config import RunConfig, WindowKind
 from explorer.core import run
-from explorer.core.result import Result, Status
+from explorer.core.result import Result, Status, pane_columns
 from explorer.errors import EngineError, InputError, Interrupted
 from explorer.export.common import ExportSource
 from explorer.streams import Stream
@@ -47,7 +47,8 @@ JOB_TIMEOUT_SECONDS = 3_600
 @dataclass(frozen=True, order=True)
 class Firing:
     """One emission as both sides report it: the window, which of its firings this is (1 for the first), the
-    events in it, and (Spark only, 0 elsewhere) the micro-batch that emitted it."""
+    events in it, (Spark only, 0 elsewhere) the micro-batch that emitted it, and (Beam only, -1 and "" elsewhere)
+    its PaneInfo's index and timing."""
 
     key: str
     start: int  # µs
@@ -55,6 +56,8 @@ class Firing:
     revision: int
     ids: tuple[str, ...]
     micro_batch: int = 0
+    pane_index: int = -1
+    pane_timing: str = ""
 
 
 @dataclass
@@ -104,15 +107,20 @@ def predicted_firings(result: Result, job: EngineJob) -> tuple[list[Firing], int
     """The prediction's firings that ``job``'s engine makes, numbered per window in the order they happen, and how
     many windows it leaves open at the end of input that the engine never emits."""
     windows = result.windows
-    fired = windows[windows["reason"].isin(job.emits)]
+    emitted = windows["reason"].isin(job.emits).to_numpy()
+    fired = windows[emitted]
+    panes = (pane_columns(windows)[emitted] if job.panes
+             else pd.DataFrame({"pane_index": -1, "pane_timing": ""}, index=fired.index))
     revisions: dict[tuple[str, int, int], int] = defaultdict(int)
     out = []
     columns = zip(fired["emit_batch"].tolist(), fired["key"].tolist(), fired["start"].tolist(),
-                  fired["end"].tolist(), fired["ids"].tolist())
-    for batch, key, start, end, ids in columns:
+                  fired["end"].tolist(), fired["ids"].tolist(), panes["pane_index"].tolist(),
+                  panes["pane_timing"].tolist())
+    for batch, key, start, end, ids, index, timing in columns:
         span = (str(key), int(start), job.window_end(result.config, int(end)))
         revisions[span] += 1
-        out.append(Firing(*span, revisions[span], tuple(sorted(map(str, ids))), int(batch) if job.per_batch else 0))
+        out.append(Firing(*span, revisions[span], tuple(sorted(map(str, ids))), int(batch) if job.per_batch else 0,
+                          int(index), timing))
     still_open = int((~windows["reason"].isin(job.emits) & (windows["reason"] == "END_OF_STREAM")).sum())
     return out, still_open
 
@@ -124,20 +132,22 @@ def predicted_refused(result: Result) -> frozenset[str]:
     return frozenset(map(str, result.events.loc[refused, "id"].tolist()))
 
 
-def read_emissions(path: Path, per_batch: bool = False) -> list[Firing]:
-    """The job's ``emissions.jsonl`` (the output contract), each line checked, numbered per window by ``seq``."""
+def read_emissions(path: Path, per_batch: bool = False, panes: bool = False) -> list[Firing]:
+    """The job's ``emissions.jsonl`` (the output contract), each line checked, numbered per window by ``seq``;
+    with ``panes``, each line's ``pane`` and ``timing`` too (Beam's PaneInfo)."""
     rows = []
     for number, row in json_lines(path, "an emission"):
         try:
             rows.append((int(row["seq"]), str(row["key"]), int(row["window_start"]), int(row["window_end"]),
-                         tuple(sorted(map(str, row["ids"]))), int(row["micro_batch"]) if per_batch else 0))
+                         tuple(sorted(map(str, row["ids"]))), int(row["micro_batch"]) if per_batch else 0,
+                         int(row["pane"]) if panes else -1, str(row["timing"]) if panes else ""))
         except (ValueError, KeyError, TypeError) as error:
             raise EngineError(f"{path}: line {number} is not an emission ({error.__class__.__name__})") from None
     revisions: dict[tuple[str, int, int], int] = defaultdict(int)
     out = []
-    for _seq, key, start, end, ids, batch in sorted(rows):
+    for _seq, key, start, end, ids, batch, index, timing in sorted(rows):
         revisions[key, start, end] += 1
-        out.append(Firing(key, start, end, revisions[key, start, end], ids, batch))
+        out.append(Firing(key, start, end, revisions[key, start, end], ids, batch, index, timing))
     return out
 
 
@@ -231,7 +241,7 @@ def verify(stream: Stream, config: RunConfig, engine: str, work: Path, cancel: t
     out = work / "out"
     seconds["engine"] = _run_job([*command, str(program), str(events), str(out)], program, work, cancel, waiting)
     seconds |= read_timing(out / "timing.json", seconds.pop("engine"))
-    ran = Verdict(engine, [], read_emissions(out / "emissions.jsonl", job.per_batch), 0,
+    ran = Verdict(engine, [], read_emissions(out / "emissions.jsonl", job.per_batch, job.panes), 0,
                   engine_refused=read_refused(out / "refused.jsonl") if job.refuses else None,
                   engine_drops=read_drops(out / "progress.jsonl") if job.per_batch else {})
     began = time.perf_counter()
@@ -246,16 +256,29 @@ def held_against(ran: Verdict, result: Result) -> Verdict:
     one run is held against another configuration's prediction)."""
     job = ENGINE_JOBS[ran.engine]
     ours, still_open = predicted_firings(result, job)
-    return Verdict(ran.engine, ours, ran.engine_emitted, still_open,
+    theirs = ran.engine_emitted
+    if job.panes and result.config.window.kind is WindowKind.SESSION:
+        ours, theirs = _merged_timings(ours), _merged_timings(theirs)
+    return Verdict(ran.engine, ours, theirs, still_open,
                    predicted_refused(result) if job.refuses else None, ran.engine_refused,
                    predicted_drops(result) if job.per_batch else {}, ran.engine_drops)
+
+
+def _merged_timings(firings: list[Firing]) -> list[Firing]:
+    """Sessions' panes with EARLY and LATE as one timing: Beam's Python runner times a pane fired by an element
+    EARLY while its *output* watermark is before the window's end, and never releases the hold of a session merged
+    into one it had fired (the stall its run ends in), so from then on its late panes of later sessions are EARLY
+    where the input watermark the prediction has makes them LATE. ON_TIME and the pane index are compared as they
+    are."""
+    return [replace(w, pane_timing="EARLY or LATE") if w.pane_timing in ("EARLY", "LATE") else w for w in firings]
 
 
 def _firing(w: Firing) -> str:
     key = f"key {w.key!r}, " if w.key else ""
     batch = f", micro-batch {w.micro_batch}" if w.micro_batch else ""
     nth = f", firing {w.revision}" if w.revision > 1 else ""
-    return f"{key}window [{w.start}, {w.end}) µs{nth}{batch}, {len(w.ids)} event(s)"
+    pane = f", pane {w.pane_index} {w.pane_timing}" if w.pane_timing else ""
+    return f"{key}window [{w.start}, {w.end}) µs{nth}{batch}{pane}, {len(w.ids)} event(s)"
 
 
 def report(verdict: Verdict, limit: int = 5) -> list[str]:
@@ -266,6 +289,7 @@ def report(verdict: Verdict, limit: int = 5) -> list[str]:
     windows = len({(w.key, w.start, w.end) for w in verdict.predicted})
     if verdict.identical:
         where = "in the same micro-batches" if job and job.per_batch else "in the same order per window"
+        where += ", each pane's index and timing the same" if job and job.panes else ""
         lines.append(f"{verdict.engine}: identical — {n:,} firing(s) of {windows:,} window(s), the same events in "
                      f"each, {where}")
     else:

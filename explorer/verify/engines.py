@@ -54,6 +54,7 @@ class EngineJob:
     file_name: str = "job.py"
     refuses: bool = False  # the program writes refused.jsonl: the engine hands it the events it refused as late
     per_batch: bool = False  # firings are compared micro-batch by micro-batch, with Spark's drop counts
+    panes: bool = False  # the program writes each firing's pane index and timing (Beam's PaneInfo): compared too
     cadence: Callable[[RunConfig], str | None] = lambda config: None  # a reason the job cannot run this cadence
     # a session's end as the engine reports it, from the prediction's (Bytewax's: its last item)
     session_end: Callable[[RunConfig, int], int] = lambda config, end: end
@@ -169,5 +170,5 @@ ENGINE_JOBS: dict[str, EngineJob] = {
     # is due first; it drops late elements without a word
     "beam": EngineJob("beam", "beam", beam_job, frozenset({Reason.EARLY.value, Reason.WATERMARK.value,
                                                            Reason.LATE_UPDATE.value, Reason.END_OF_STREAM.value}),
-                      venv="beam", cadence=per_event, held=_python_runner_sessions),
+                      venv="beam", cadence=per_event, held=_python_runner_sessions, panes=True),
 }

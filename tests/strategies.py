@@ -143,6 +143,8 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bo
         panes=draw(st.sampled_from(list(Panes))),
         commit_interval=draw(st.sampled_from([None, None, 3 * S])),  # emit on-batch: per batch, or per 3 s
         early_firings=early,
+        # Beam's alignedTo(period, offset): with early firings only (refused alone)
+        early_aligned_to=draw(st.sampled_from([None, 0, 2 * S])) if early is not None else None,
         continuous_event_time=continuous,
         continuous_processing_time=processing,
     )

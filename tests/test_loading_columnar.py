@@ -209,3 +209,15 @@ def test_an_id_in_two_files_is_named_by_both_files_and_rows(tmp_path):
         load_events(folder)
     (folder / "c.jsonl").write_text('{"id": "z", "event_time": 5}\n')
     assert load_events(folder).events["id"].tolist() == ["x", "y", "w", "z"]
+
+
+def test_whitespace_beyond_ascii_is_stripped_as_python_strips_it(tmp_path, per_cell):
+    """Trimming is skipped for a column none of whose cells begins or ends with a byte that may be whitespace;
+    a no-break space (U+00A0) or an ideographic one (U+3000) is several bytes, none ASCII, and is stripped."""
+    path = tmp_path / "spaces.csv"
+    path.write_text("id,key,event_time,arrival_time\n"
+                    "a\u00a0,k1,1,1\n\u3000b,k2\u3000,2,2\nc,\u00a0k1,3,3\nd\u2003,k3,4,4\n", encoding="utf-8")
+    fast, slow = both(per_cell, path)
+    assert_same(fast, slow)
+    assert fast.events["id"].tolist() == ["a", "b", "c", "d"]
+    assert fast.events["key"].tolist() == ["k1", "k2", "k1", "k3"]

@@ -61,8 +61,7 @@ seconds = st.integers(0, 12).map(lambda x: x * S // 2)
 
 @st.composite
 def windows(draw) -> WindowSpec:
-    # (Kafka Streams' sliding windows run on the reference engine only, for now: tests/test_kstreams_sliding.py)
-    kind = draw(st.sampled_from([k for k in WindowKind if k is not WindowKind.KSTREAMS_SLIDING]))
+    kind = draw(st.sampled_from(list(WindowKind)))
     if kind is WindowKind.TUMBLING:
         size = draw(st.integers(1, 12)) * S // 2
         return WindowSpec(kind, size=size, slide=size)
@@ -72,6 +71,9 @@ def windows(draw) -> WindowSpec:
     if kind is WindowKind.CUMULATE:
         step = draw(st.integers(1, 6)) * S // 2
         return WindowSpec(kind, size=step * draw(st.integers(1, 4)), slide=step, offset=draw(seconds))
+    if kind is WindowKind.KSTREAMS_SLIDING:
+        difference = draw(st.integers(1, 10)) * S // 2
+        return WindowSpec(kind, size=difference, slide=difference)
     return WindowSpec(kind, gap=draw(st.integers(1, 10)) * S // 2)
 
 
@@ -102,16 +104,16 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bo
     emit = draw(st.sampled_from([Emit.ON_CLOSE, Emit.ON_CLOSE, Emit.ON_UPDATE, Emit.ON_BATCH]))
     forget = draw(st.booleans())
     # Beam's early firings: emit on-close, tumbling and sliding windows, no forgetting (the rest is refused)
+    triggered = window.kind not in (WindowKind.SESSION, WindowKind.KSTREAMS_SLIDING)  # (Kafka's has none: refused)
     early = (draw(st.sampled_from([None, None, S, 3 * S]))
-             if emit is Emit.ON_CLOSE and window.kind is not WindowKind.SESSION and not forget else None)
+             if emit is Emit.ON_CLOSE and triggered and not forget else None)
     # Flink's ContinuousEventTimeTrigger: the same windows and emit, one trigger at a time
     continuous = (draw(st.sampled_from([None, None, 2 * S, 7 * S]))
-                  if emit is Emit.ON_CLOSE and window.kind is not WindowKind.SESSION and not forget and early is None
-                  else None)
+                  if emit is Emit.ON_CLOSE and triggered and not forget and early is None else None)
     # Flink's ContinuousProcessingTimeTrigger: the same, when neither other trigger was drawn
     processing = (draw(st.sampled_from([None, None, 2 * S, 5 * S]))
-                  if emit is Emit.ON_CLOSE and window.kind is not WindowKind.SESSION and not forget
-                  and early is None and continuous is None else None)
+                  if emit is Emit.ON_CLOSE and triggered and not forget and early is None and continuous is None
+                  else None)
     time = TimeConfig(
         time_source=time_source,
         strategy=draw(st.sampled_from([s for s in Strategy if not (fast_only and s is Strategy.EVENT_CLOCK)
@@ -195,7 +197,8 @@ def boundary_case(draw):
     if window.kind is WindowKind.SESSION:
         window = replace(window, gap=width)
     else:
-        window = replace(window, size=width, slide=width if window.kind is WindowKind.TUMBLING else width // 2)
+        whole = window.kind in (WindowKind.TUMBLING, WindowKind.KSTREAMS_SLIDING)  # (their slide is their size)
+        window = replace(window, size=width, slide=width if whole else width // 2)
     edge = st.sampled_from([0, width // 2, width, idle])
     time = replace(config.time, delay=draw(edge), bound=draw(edge), allowed_lateness=draw(st.sampled_from([0, width])),
                    idle_timeout=draw(st.sampled_from([None, idle])), heartbeat=draw(st.sampled_from([width, idle])),

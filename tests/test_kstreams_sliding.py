@@ -153,8 +153,8 @@ def test_the_window_control_offers_it_with_the_size_box_as_its_time_difference()
 def _sliding(config, half_seconds: int):
     """``config`` with Kafka Streams' sliding windows of D = ``half_seconds`` / 2 s, and no trigger (refused)."""
     window = WindowSpec(WindowKind.KSTREAMS_SLIDING, size=half_seconds * 500 * MS, slide=half_seconds * 500 * MS)
-    return replace(config, window=window).with_time(early_firings=None, continuous_event_time=None,
-                                                    continuous_processing_time=None)
+    return replace(config, window=window).with_time(early_firings=None, early_aligned_to=None,
+                                                    continuous_event_time=None, continuous_processing_time=None)
 
 
 @settings(max_examples=examples(150), deadline=None)

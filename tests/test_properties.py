@@ -120,7 +120,10 @@ def test_every_event_is_accounted_for_once(case):
         if session:
             admitted = {key: [i for (k, _, _), found in admitted.items() if k == key for i in found]
                         for key in {k for k, _, _ in admitted}}
-    if config.time.continuous_processing_time is None:
+    if config.window.kind is WindowKind.KSTREAMS_SLIDING:  # Kafka Streams makes a window from another's aggregate:
+        # it holds records it never took; and one that left the store before it closed is never emitted
+        assert all(set(v) <= set(held[k]) for k, v in admitted.items() if k in held)
+    elif config.time.continuous_processing_time is None:
         assert {k: sorted(v) for k, v in held.items()} == {k: sorted(v) for k, v in admitted.items()}
     else:  # Flink's ContinuousProcessingTimeTrigger: what arrives after a window's last periodic firing is never
         assert all(set(v) <= set(admitted[k]) for k, v in held.items())  # emitted (the watermark only purges it)

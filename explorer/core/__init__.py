@@ -7,7 +7,7 @@ uses unless asked for the reference.
 """
 
 from explorer.budget import check_run
-from explorer.config import RunConfig, Scope, TimeSource, WindowKind
+from explorer.config import RunConfig, Scope, TimeSource
 from explorer.core import kstreams_sliding
 from explorer.core.assemble import run_reference
 from explorer.core.emitted import shape_emissions, shaped
@@ -29,22 +29,14 @@ def run(stream: Stream, config: RunConfig | None = None, engine: str = "compiled
     check_run(len(stream), config)
     check_inputs(stream, config)
     # on-batch: the kernel runs on-update, and its table is coalesced here (the reference does it in run_reference)
-    if engine == "reference" or not in_kernel(config):
+    if engine == "reference":
         return run_reference(stream, config)
     return shape_emissions(evaluate(stream, config))
-
-
-def in_kernel(config: RunConfig) -> bool:
-    """Whether the compiled kernel evaluates ``config``: not Kafka Streams' sliding windows (whose windows and
-    contents follow the order records came in), which the reference engine runs for every caller."""
-    return config.window.kind is not WindowKind.KSTREAMS_SLIDING
 
 
 def run_metrics(stream: Stream, config: RunConfig) -> Metrics:
     """Just the metrics (for sweeps): no per-event tables, no window contents."""
     check_inputs(stream, config)
-    if not in_kernel(config):
-        return run_reference(stream, config).metrics
     if shaped(config):  # the emitted table is made after the run, from its tables
         return shape_emissions(evaluate(stream, config)).metrics
     return evaluate_metrics(stream, config)

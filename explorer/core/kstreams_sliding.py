@@ -114,6 +114,12 @@ class KafkaSlidingWindows:
         made[start] = (w, stamp)
         return w
 
+    def out_of_retention(self, key: str, start: int) -> bool:
+        """A start the store no longer keeps (the in-memory store skips such a put): only a what-if's allowed
+        lateness reaches one, as Kafka creates no window that has closed."""
+        group = self.store.group_of(key)
+        return group in self.store_time and start <= self.store_time[group] - self.retention
+
     def expire(self, key: str) -> None:
         """The window store keeps a window while its start is within the retention of the newest start put in it
         (per task: the key's partition); an older one is no longer read, and one not yet emitted never is (Kafka's
@@ -158,7 +164,7 @@ class _Step:
         start the key holds, Kafka's put overwrites that window's aggregate."""
         held = self.w.made.get(self.key, {}).get(start)
         w = held[0] if held else None
-        if self._refused(start, w):
+        if self._refused(start, w) or (w is None and self._dropped_by_store(start)):
             return
         late = self._late(self.w.span(start)[1], w)
         if w is not None and w.fired:
@@ -175,6 +181,12 @@ class _Step:
             w.fired = False
             self.w.store.push_fire(w)
 
+    def _dropped_by_store(self, start: int) -> bool:
+        if self.w.out_of_retention(self.key, start):
+            self.admission.refused.append(self.w.span(start))
+            return True
+        return False
+
     def _refused(self, start: int, w: Window | None) -> bool:
         if self.w._refuses(self.w.span(start)[1], self.t, self.eff, w):
             self.admission.refused.append(self.w.span(start))
@@ -188,6 +200,8 @@ class _Step:
         """createCurrentRecordRightWindow: [t + 1, t + 1 + D] holding the aggregate found (not the record), put
         without a close check (it ends after the record's own latest window, which is open)."""
         ids, stamp = aggregate
+        if self.w.out_of_retention(self.key, self.ms + 1):
+            return
         w = self.w.put(self.key, self.ms + 1, list(ids), stamp, False, self.eff)
         self.admission.forwarded.append(w)
 

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from explorer.config import Panes, RunConfig, WindowKind
+from explorer.config import Emit, Panes, RunConfig, WindowKind
 from explorer.core.result import Reason
 
 Ints = npt.NDArray[np.int64]
@@ -38,7 +38,10 @@ def shape_panes(windows: pd.DataFrame, config: RunConfig) -> pd.DataFrame:
     sizes = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
     listed = np.fromiter(chain.from_iterable(ids), dtype=object, count=int(sizes.sum()))
     update = windows["reason"].to_numpy(dtype=object) == Reason.UPDATE.value
-    cut = first_listings(window_codes(windows, config), sizes, pd.factorize(listed)[0], update)
+    # a Kafka Streams sliding window's update lists its whole aggregate (Window.whole): on-update it is cut as a
+    # pane is (on-batch, core.coalesce keeps each window's last whole one per commit, and cuts that)
+    whole = config.window.kind is WindowKind.KSTREAMS_SLIDING and config.time.emit is Emit.ON_UPDATE
+    cut = first_listings(window_codes(windows, config), sizes, pd.factorize(listed)[0], update & (not whole))
     return windows.assign(ids=regroup(listed[cut.kept], cut.counts, ids),
                           count=np.where(update, windows["count"].to_numpy(), cut.counts))
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from explorer.core.compiled import kstreams
 from explorer.core.compiled.firing import (check_idle, emit, event_clock_passes, fire, fire_ready, heartbeats, heartbeats_matter,
                                            hold, purge, ran, record_trace, reschedule_due, touch_key)
 from explorer.core.compiled.layout import (KIND_COMMIT, KIND_IDLE_CHECK, KIND_NO_DATA, NONE, NO_SCRIPTED, REASON_END_OF_STREAM,
                                            REASON_LATE_UPDATE, REASON_UPDATE, REASON_WATERMARK, SC_ALIVE, SC_BATCH,
-                                           SC_CLOCK, SC_DIRTY, SC_GLOBAL_MAX, SC_MAX_OPEN, SC_NOW, SC_PENDING,
-                                           SC_TOUCHED_GROUPS, SC_TOUCHED_SOURCES, SC_WINDOWS, STATUS_LATE_UPDATED,
+                                           SC_CLOCK, SC_DIRTY, SC_GLOBAL_MAX, SC_KTAKEN, SC_MAX_OPEN, SC_NOW,
+                                           SC_PENDING, SC_TOUCHED_GROUPS, SC_TOUCHED_SOURCES, SC_WINDOWS,
+                                           STATUS_LATE_UPDATED,
                                            STATUS_ON_TIME, STATUS_REFUSED)
 from explorer.core.compiled.watermarks import (advance, batch_candidate, check_partitions, effective, fast_forward,
                                                group_raw, next_silent_check, observe_element, observe_partition)
@@ -77,7 +79,9 @@ def _step(st: State, b: int) -> None:
         observe_element(st, s, t, _touch(m, st.src_stamp, st.src_touched, SC_TOUCHED_SOURCES, s, stamp))
         raw = group_raw(st, g)
         eff = effective(raw, st.delay)
-        if st.session:
+        if st.sw_diff > 0:
+            late, refused, taken = kstreams.admit(st, i, k, g, t, eff)
+        elif st.session:
             late, refused = admit_session(st, i, k, t, eff, m[st.commit + b], raw)
             taken = not refused
         else:
@@ -86,7 +90,7 @@ def _step(st: State, b: int) -> None:
         # firing that empties the key (forget_when_empty) then forgets the moved clock too
         if st.event_clock and fast_forward(st, s, t, eff) and not st.merged:
             reschedule_due(st, s)
-        if st.on_update and taken:
+        if st.on_update and (taken or st.sw_diff > 0):  # (a Kafka sliding window made from a copy is forwarded too)
             _emit_updates(st, i, m[st.commit + b], raw)
         if st.late_at_once and taken:
             _fire_on_element(st, i, m[st.ev_arrival + i], raw, eff)
@@ -122,6 +126,9 @@ def _silent_checks(st: State, until: int) -> None:
 def _emit_updates(st: State, i: int, at: int, raw: int) -> None:
     """Emit on-update: every window event i joined forwards its new result at once, carrying event i."""
     m = st.m
+    if st.sw_diff > 0:
+        kstreams.emit_updates(st, i, at, raw)
+        return
     if st.session:
         emit(st, m[st.ev_session + i], REASON_UPDATE, at, raw, i)
         return
@@ -136,6 +143,10 @@ def _fire_on_element(st: State, i: int, at: int, raw: int, eff: int) -> None:
     """The reference's ``Engine._fire_on_element`` (Flink's EventTimeTrigger.onElement): every window event i
     joined that the watermark has already passed fires at ``at``, its arrival, not at the commit."""
     m = st.m
+    if st.sw_diff > 0:
+        for n in range(m[SC_KTAKEN]):
+            _fire_if_passed(st, m[st.taken + n], at, raw, eff)
+        return
     if st.session:
         _fire_if_passed(st, m[st.ev_session + i], at, raw, eff)
         return

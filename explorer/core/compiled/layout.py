@@ -35,7 +35,10 @@ SC_PART_HEAP_SIZE = 18  # partition idleness: entries in the heap of inactivity 
 SC_PART_ACTIVE = 19  # partition idleness: partitions with a record since the last periodic emit (listed)
 SC_PART_RESET = 20  # partition idleness: partitions without an inactivity clock, waiting for an emit without a record
 SC_LAST_CHECK = 21  # partition idleness: the last periodic emit
-SC_SLOTS = 22
+SC_KPAIRS = 22  # Kafka Streams' sliding windows: (event, window) decisions recorded (counted past the table's end)
+SC_KTAKEN = 23  # ... the windows the record being admitted took (st.taken)
+SC_KFORWARD = 24  # ... the window it made from another's aggregate, or −1
+SC_SLOTS = 25
 
 # --- the partition merge's tree leaves (watermarks.merge_changed) -------------------------------------
 NO_MARK_YET = -(2**63) + 1  # a partition without a watermark: below every mark (min picks it, max never)
@@ -47,6 +50,10 @@ ABSENT_FROM_MAX = -(2**63)  # likewise in a max merge
 EM_KEY, EM_START, EM_END, EM_COUNT, EM_HEAD, EM_BATCH, EM_AT, EM_RAW, EM_REASON, EM_REVISION, EM_MAX_SEEN, EM_ROW = \
     range(12)
 EM_FIELDS = 12
+
+# --- Kafka Streams' sliding windows: KP_FIELDS ints per (event, window) decision --------------------------
+KP_EVENT, KP_START, KP_END, KP_LATE, KP_ADMITTED = range(5)
+KP_FIELDS = 5
 
 # --- the watermark trace: TR_FIELDS ints per row (one per batch or heartbeat, and scope) -------------
 TR_BATCH, TR_AT, TR_SOURCE, TR_RAW, TR_KIND = range(5)

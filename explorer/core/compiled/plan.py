@@ -188,6 +188,24 @@ def _merge_tree(n_partitions: int, leaves: int, pick_min: bool) -> npt.NDArray[n
     return tree
 
 
+MS = 1000  # Kafka Streams' millisecond
+
+
+def _reach(codes: EventCodes, d: int) -> npt.NDArray[np.int64]:
+    """Per record, how many records of its key lie within D + 1 ms of it (itself included): a bound on the windows
+    it can join under Kafka Streams' sliding windows (those starting in [t − D, t] belong to a record in
+    [t − D − 1, t + D])."""
+    ms = codes.t // MS
+    if len(ms) == 0:
+        return ms
+    low = int(ms.min())
+    span = int(ms.max()) - low + 2 * d + 4
+    placed = codes.key * span + (ms - low + d + 2)  # one key's records never reach the next's
+    ordered = np.sort(placed)
+    return (np.searchsorted(ordered, placed + d + 1, side="right")
+            - np.searchsorted(ordered, placed - d - 1, side="left")).astype(np.int64)
+
+
 def _blocks(bound_per_group: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     return np.concatenate([[0], np.cumsum(bound_per_group)[:-1]]).astype(np.int64)
 
@@ -222,16 +240,25 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
     else:
         group, n_groups, key_group = np.zeros(n, dtype=np.int64), 1, 0
     events_per_group = np.bincount(group, minlength=n_groups).astype(np.int64)
-    if settings["session"]:
+    record_windows = config.window.kind is WindowKind.KSTREAMS_SLIDING
+    window_key: npt.NDArray[np.int64] | int = 0  # (sessions and Kafka's sliding windows: allocated as they open)
+    window_start: npt.NDArray[np.int64] | int = 0
+    window_end: npt.NDArray[np.int64] | int = 0
+    reach = _reach(codes, config.window.size // MS) + 4 if record_windows else np.zeros(0, dtype=np.int64)
+    if record_windows:  # Kafka Streams' sliding windows, allocated as records make them (compiled/kstreams.py)
+        windows = None
+        window_of = np.zeros(0, dtype=np.int64)
+        per_event, n_windows = 1, 3 * n + 1  # a record makes at most three
+        fire_bound = 3 * events_per_group + np.bincount(group, weights=reach, minlength=n_groups).astype(np.int64)
+        purge_bound = fire_bound  # a fire follows a push
+        nodes = int(reach.sum())  # a node per window a record joins; a copied aggregate shares its chain
+    elif settings["session"]:
         windows = None
         window_of = np.zeros(0, dtype=np.int64)
         per_event, n_windows = 1, n
         fire_bound = events_per_group  # each event pushes its session at most once
         purge_bound = 2 * events_per_group  # each fire, and each late growth of an emitted session
         nodes = n
-        window_key: npt.NDArray[np.int64] | int = 0  # allocated as sessions open
-        window_start: npt.NDArray[np.int64] | int = 0
-        window_end: npt.NDArray[np.int64] | int = 0
     else:
         windows = fixed_windows(stream, config)
         per_event, n_windows = windows.window_of.shape[1], len(windows.key)
@@ -254,7 +281,8 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
     trace = trace if trace is not None else (touched + (n_batches if settings["merged"] else 0)
                                              + len(source_names) + 256)
     if emissions is None:  # on-update: an emission per (event, window) taken; a session's tombstones, ≤ 2 per event
-        emissions = (n * per_event + (2 * n if settings["session"] else 0) if settings["on_update"] else
+        emissions = ((int(reach.sum()) + n if record_windows else n * per_event + (2 * n if settings["session"] else 0))
+                     if settings["on_update"] else
                      (n // 8 if settings["session"] else n_windows) + n // 16) + 256
         if settings["late_at_once"] and settings["allowed"] > 0:  # Flink: a re-firing per late element
             emissions += n // 4
@@ -264,18 +292,22 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
     merge_leaves = 1 << max(len(source_names) - 1, 0).bit_length() if merged else 0
     sizes = {
         "events": n, "session_events": n if settings["session"] else 0, "batch_starts": n_batches + 1,
-        "batches": n_batches, "pairs": 0 if settings["session"] else n * per_event, "sources": len(source_names),
+        "batches": n_batches, "pairs": 0 if settings["session"] or record_windows else n * per_event,
+        "sources": len(source_names),
         "partitions": n_parts, "groups": n_groups, "keys": n_keys, "windows": n_windows, "nodes": nodes,
         "fire": total_fire, "purge": int(purge_bound.sum()),
         "idle": n if settings["idle_timeout"] >= 0 else 0,  # one push per event
         # per push, fast-forward, group; with live wake-ups a reschedule per event's commit as well
         "due": total_fire + n * (2 if settings["live_wakeups"] else 1) + n_groups if settings["event_clock"] else 0,
-        "dirty": largest_batch * per_event,
+        "dirty": largest_batch * (int(reach.max(initial=0)) if record_windows else per_event),
         "touching": int((events_per_group if group is codes.key else np.bincount(codes.key, minlength=n_keys)).max()),
         "emission_slots": emissions * L.EM_FIELDS, "trace_slots": trace * L.TR_FIELDS,
         # a clock started per (partition, periodic emit after one with its record), and one each at the start
         "part_heap": n + n_parts if partition_idleness else 0,
         "merge_tree": 2 * merge_leaves,
+        "sw_windows": n_windows if record_windows else 0, "sw_keys": n_keys if record_windows else 0,
+        "sw_groups": n_groups if record_windows else 0, "expiry": 3 * n + n_groups if record_windows else 0,
+        "taken": int(reach.max(initial=0)), "kpair_slots": int(2 * reach.sum() + n) * L.KP_FIELDS,
     }
     initial: dict[str, npt.NDArray[np.int64] | int] = {
         "ev_t": codes.t, "ev_arrival": codes.arrival, "ev_key": codes.key, "ev_partition": codes.partition,
@@ -286,6 +318,7 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         "win_key": window_key, "win_start": window_start, "win_end": window_end,
         "merge_tree": _merge_tree(len(source_names), merge_leaves, bool(settings["pick_min"])) if merged else 0,
         "part_reset": np.arange(n_parts, dtype=np.int64) if partition_idleness else 0,  # no clock before the first emit
+        "grp_exp_base": _blocks(3 * events_per_group + 1) if record_windows else 0,
     }
     unread = _unread(settings)
     shared = _shared(initial, unread)
@@ -309,7 +342,10 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
             m[starts[name]:starts[name] + sizes[dimension]] = value
     state = State(m=m, **settings, n_events=n, n_batches=n_batches, per_event=per_event,
                   n_sources=len(source_names), n_groups=n_groups, n_windows=n_windows,
-                  emissions_capacity=emissions, trace_capacity=trace, merge_leaves=merge_leaves, **starts)
+                  emissions_capacity=emissions, trace_capacity=trace, merge_leaves=merge_leaves,
+                  sw_diff=config.window.size // MS if record_windows else 0,
+                  sw_retention=2 * config.window.size // MS + (config.time.bound + config.time.watermark_delay) // MS,
+                  kpairs_capacity=int(2 * reach.sum() + n), **starts)
     return Prepared(state, codes, source_names, windows, {name: sizes[dimension] for name, dimension, _ in TABLES},
                     memory)
 
@@ -354,6 +390,7 @@ def run_kernel(stream: Stream, config: RunConfig) -> Prepared:
     prepared = prepare(stream, config)
     run(prepared.state)
     m, state = prepared.state.m, prepared.state
+    assert m[L.SC_KPAIRS] <= state.kpairs_capacity  # (a proven bound: _reach)
     if m[L.SC_EMISSIONS] > state.emissions_capacity or m[L.SC_TRACE] > state.trace_capacity:
         prepared = prepare(stream, config, emissions=int(m[L.SC_EMISSIONS]), trace=int(m[L.SC_TRACE]))
         run(prepared.state)

@@ -73,9 +73,16 @@ TABLES: tuple[tuple[str, str, int | None], ...] = (
     ("dirty", "dirty", 0), ("touching", "touching", 0),
     # the records
     ("emissions", "emission_slots", 0), ("trace", "trace_slots", 0),
+    # Kafka Streams' sliding windows (compiled/kstreams.py; empty for other kinds): each window's aggregate
+    # timestamp (ms) and its place in its key's list by start; per group, the store's newest start and its heap of
+    # starts to expire; the windows a record took; every (event, window) decision
+    ("win_stamp", "sw_windows", 0), ("win_sw_prev", "sw_windows", -1), ("win_sw_next", "sw_windows", -1),
+    ("key_sw_head", "sw_keys", -1), ("key_sw_tail", "sw_keys", -1),
+    ("grp_store_time", "sw_groups", NONE), ("grp_exp_base", "sw_groups", None), ("grp_exp_size", "sw_groups", 0),
+    ("exp_keys", "expiry", 0), ("exp_values", "expiry", 0), ("taken", "taken", 0), ("kpairs", "kpair_slots", 0),
 )
 SIZE_FIELDS = ("n_events", "n_batches", "per_event", "n_sources", "n_groups", "n_windows", "emissions_capacity",
-               "trace_capacity", "merge_leaves")
+               "trace_capacity", "merge_leaves", "sw_diff", "sw_retention", "kpairs_capacity")
 
 
 class State(NamedTuple):
@@ -131,6 +138,9 @@ class State(NamedTuple):
     emissions_capacity: int
     trace_capacity: int
     merge_leaves: int
+    sw_diff: int  # Kafka Streams' sliding windows: D in ms (0: another kind)
+    sw_retention: int  # ... the window store's retention, 2·D + grace, in ms
+    kpairs_capacity: int
     # where each table starts in the arena (TABLES)
     ev_t: int
     ev_arrival: int
@@ -216,3 +226,15 @@ class State(NamedTuple):
     touching: int
     emissions: int
     trace: int
+    win_stamp: int
+    win_sw_prev: int
+    win_sw_next: int
+    key_sw_head: int
+    key_sw_tail: int
+    grp_store_time: int
+    grp_exp_base: int
+    grp_exp_size: int
+    exp_keys: int
+    exp_values: int
+    taken: int
+    kpairs: int

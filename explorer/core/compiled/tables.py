@@ -15,7 +15,8 @@ from explorer.core.compiled.watermarks import effective_column
 from explorer.core.event_ids import slices
 from explorer.core.result import (ASSIGNMENT_COLUMNS, EVENT_COLUMNS, REASON_ORDER, WATERMARK_COLUMNS, WINDOW_COLUMNS,
                                   Metrics, Reason, Result, Status, emission_order)
-from explorer.core.panes import discarding, window_codes
+from explorer.core.compiled.kstreams import gather_whole
+from explorer.core.panes import discarding, shape_panes, window_codes
 from explorer.core.summary import summarize
 from explorer.streams import Stream, batches_for
 from explorer.streams.stream import ids_for_listing
@@ -43,7 +44,8 @@ def _records(prepared: Prepared, name: str, count_slot: int, width: int) -> npt.
 
 # what the Result is read from; the rest of the arena is let go before the first table is built
 READ_BACK = {"emissions", "node_row", "node_next", "ev_status", "ev_seen_raw", "ev_session", "ev_session_late",
-             "ev_session_end", "win_into", "win_start", "win_end", "window_of", "pair_late", "pair_admitted", "trace"}
+             "ev_session_end", "win_into", "win_start", "win_end", "window_of", "pair_late", "pair_admitted", "trace",
+             "kpairs"}
 
 
 def result(stream: Stream, config: RunConfig, prepared: Prepared) -> Result:
@@ -71,7 +73,13 @@ def _metrics(config: RunConfig, prepared: Prepared, windows: pd.DataFrame) -> Me
     names = _status_names(config)
     counts = {names[i]: int(c) for i, c in enumerate(codes) if c}
     partly = 0  # a session takes an event whole or refuses it
-    if config.window.kind is WindowKind.SESSION:
+    if config.window.kind is WindowKind.KSTREAMS_SLIDING:
+        pairs = _kafka_pairs(prepared)
+        admitted = int(pairs["admitted"].sum())
+        refused = len(pairs) - admitted
+        refused_by_some = np.unique(pairs.loc[~pairs["admitted"], "event"].to_numpy())
+        partly = int((prepared.table("ev_status")[refused_by_some] != L.STATUS_REFUSED).sum())
+    elif config.window.kind is WindowKind.SESSION:
         refused = int((prepared.table("ev_session") < 0).sum())
         admitted = prepared.state.n_events - refused
     else:
@@ -107,9 +115,24 @@ def event_table(stream: Stream, config: RunConfig, prepared: Prepared) -> pd.Dat
     }, columns=EVENT_COLUMNS, copy=False)
 
 
+def _kafka_pairs(prepared: Prepared) -> pd.DataFrame:
+    """Kafka Streams' sliding windows: every (event, window) decision the kernel recorded, as the reference lists
+    them (an event taken twice by one window, made and then overwritten, once; refusals as they came), in order."""
+    pairs = pd.DataFrame(_records(prepared, "kpairs", L.SC_KPAIRS, L.KP_FIELDS),
+                         columns=["event", "start", "end", "late", "admitted"]).astype(
+        {"late": bool, "admitted": bool})
+    taken = pairs[pairs["admitted"]].drop_duplicates(["event", "start", "end"], keep="last")  # (its last late flag)
+    pairs = pd.concat([taken, pairs[~pairs["admitted"]]])
+    order = np.lexsort((pairs["end"].to_numpy(), pairs["start"].to_numpy(), ~pairs["admitted"].to_numpy(),
+                        pairs["event"].to_numpy()))
+    return pairs.iloc[order].reset_index(drop=True)
+
+
 def assignment_table(config: RunConfig, prepared: Prepared) -> pd.DataFrame:
     """The (event, window) pairs; for fixed windows the pair tables are released once read (the last to read
     them), before the windows' bounds are gathered."""
+    if config.window.kind is WindowKind.KSTREAMS_SLIDING:
+        return _kafka_pairs(prepared)[ASSIGNMENT_COLUMNS]
     if config.window.kind is WindowKind.SESSION:
         session = prepared.table("ev_session")
         rows = np.arange(len(session))
@@ -179,6 +202,15 @@ def emissions(stream: Stream, config: RunConfig, prepared: Prepared, detail: boo
 def _carry(stream: Stream, config: RunConfig, prepared: Prepared, table: npt.NDArray[np.int64], frame: pd.DataFrame) -> None:
     """Fill each emission's event ids: slices of one array (``listings``, ``event_ids``), so a window that
     re-fires a thousand times holds its ids once; discarding panes are cut on row numbers first."""
+    if config.window.kind is WindowKind.KSTREAMS_SLIDING:  # every emission lists its whole window
+        counts = table[:, L.EM_COUNT].copy()
+        state = prepared.state
+        pool = gather_whole(state.m, state.node_row, state.node_next, table[:, L.EM_HEAD].copy(), counts)
+        frame["ids"] = slices(ids_for_listing(stream.events["id"]), pool, np.cumsum(counts) - counts, counts)
+        if discarding(config):
+            whole = shape_panes(frame, config)
+            frame["ids"], frame["count"] = whole["ids"].to_numpy(), whole["count"].to_numpy()
+        return
     update = table[:, L.EM_REASON] == L.REASON_UPDATE
     counts = np.where(update, 0, table[:, L.EM_COUNT])
     heads, records = table[:, L.EM_HEAD], table[:, L.EM_ROW]

@@ -152,7 +152,7 @@ def _expire(st: State, g: int) -> None:
 def _out_of_retention(st: State, g: int, start: int) -> bool:
     """The reference's ``out_of_retention``: a start the store no longer keeps (its put is skipped)."""
     m = st.m
-    return m[st.grp_store_time + g] != NONE and start <= m[st.grp_store_time + g] - st.sw_retention
+    return bool(m[st.grp_store_time + g] != NONE and start <= m[st.grp_store_time + g] - st.sw_retention)
 
 
 @njit(cache=True)

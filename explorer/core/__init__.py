@@ -11,7 +11,6 @@ from explorer.config import RunConfig, Scope, TimeSource
 from explorer.core import kstreams_sliding
 from explorer.core.assemble import run_reference
 from explorer.core.emitted import shape_emissions, shaped
-from explorer.core.compiled import evaluate, evaluate_metrics
 from explorer.core.result import Metrics, Reason, Result, Stat, Status
 from explorer.core.summary import summarize
 from explorer.core.triggers import refusal
@@ -31,12 +30,16 @@ def run(stream: Stream, config: RunConfig | None = None, engine: str = "compiled
     # on-batch: the kernel runs on-update, and its table is coalesced here (the reference does it in run_reference)
     if engine == "reference":
         return run_reference(stream, config)
+    from explorer.core.compiled import evaluate  # (numba and the kernel load at the first run: validate needs neither)
+
     return shape_emissions(evaluate(stream, config))
 
 
 def run_metrics(stream: Stream, config: RunConfig) -> Metrics:
     """Just the metrics (for sweeps): no per-event tables, no window contents."""
     check_inputs(stream, config)
+    from explorer.core.compiled import evaluate, evaluate_metrics  # (loaded at the first run, as in run)
+
     if shaped(config):  # the emitted table is made after the run, from its tables
         return shape_emissions(evaluate(stream, config)).metrics
     return evaluate_metrics(stream, config)

@@ -1,13 +1,16 @@
 """Frames computed ahead without their Result, as at 10M events where six Results do not fit in memory: a step
 draws, reads and explains them exactly as a frame computed in the step, and runs nothing until a click asks."""
 
+import time
+import weakref
+
 import numpy as np
 import pytest
 
 from explorer import generate
 from explorer.ui import Explorer, frames_ahead
 from explorer.ui.figures import ALL_KEYS
-from explorer.ui.frame import FRAME_BYTES, frame_bytes, make_frame
+from explorer.ui.frame import DROP_AFTER_SECONDS, FRAME_BYTES, frame_bytes, make_frame
 
 STREAM = generate("textbook", events=50_000)  # more events than either budget: both frames are samples
 
@@ -117,3 +120,16 @@ def test_the_inspector_follows_its_subject_onto_a_frame_computed_ahead_without_a
     warm.controls.delay.value = cold.controls.delay.value = 5.5
     assert warm._shown.frame.result is None and warm._shown.recomputed is None  # said without running the Result
     assert warm.inspector.value == cold.inspector.value != before
+
+
+def test_the_result_of_the_frame_replaced_is_freed_after_the_step_not_in_it(no_room_for_results):
+    """Freeing a 10M-event Result took the step that let go of it 0.4-2.7 s (benchmarks/RESULTS.md)."""
+    explorer = Explorer(STREAM, "textbook")
+    result = weakref.ref(explorer._shown.frame.result)  # the frame opened with was computed in the step
+    explorer.prefetch_neighbours()
+    explorer.wait_for_prefetch()
+    explorer.controls.delay.value = explorer.controls.delay.value + explorer.controls.delay.step
+    assert explorer._shown.frame.result is None and result() is not None
+    explorer.wait_until_settled()
+    time.sleep(DROP_AFTER_SECONDS + 0.5)
+    assert result() is None

@@ -14,6 +14,7 @@ has the rows the frame drew, never a newer stream's.
 from __future__ import annotations
 
 import sys
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,7 @@ from explorer.ui.inspector import Followed, Subject, follow_subject
 # hover text, the light frame's 5,000 points, the watermark lines (50 points a key when each key has its own) and
 # the cards; ``frame_bytes`` measures a real one (tests/test_ui_frames.py holds it under this).
 FRAME_BYTES = 8_000_000
+DROP_AFTER_SECONDS = 2.0  # after the settled redraw (SETTLE_SECONDS) of the step that replaced a frame
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class Shown:
 
     def show(self, frame: Frame) -> None:
         if frame is not self.frame:
+            drop_later(self.frame, self.recomputed)
             self.frame, self.recomputed = frame, None
 
     def result(self, compute: bool = True) -> Result | None:
@@ -71,6 +74,15 @@ class Shown:
         if self.recomputed is None and compute:
             self.recomputed = frame.recompute()
         return self.recomputed
+
+
+def drop_later(*held: object) -> None:
+    """Let go of ``held`` (the frame replaced, and its Result) on a timer thread once the step that replaced it
+    has drawn and settled, and the views that held it have gone: freeing a 10M-event Result took the step that let
+    go of it 0.4-2.7 s (its windows' lists of ids are millions of Python objects), at 3M 0.1 s."""
+    timer = threading.Timer(DROP_AFTER_SECONDS, list(held).clear)
+    timer.daemon = True
+    timer.start()
 
 
 def make_frame(stream: Stream, request: tuple[RunConfig, str], ahead: bool = False, keep_result: bool = True,

@@ -238,3 +238,22 @@ def test_the_java_job_reads_the_users_file_as_the_explorer_did(kafka_export, tmp
     packed.write_bytes(bz2.compress(plain.read_bytes()))
     with pytest.raises(AssertionError, match="bzip2 and Zstandard have no reader among Flink's jars"):
         java_reads(packed, load_events(packed), tmp_path)
+
+
+@pytest.mark.engines
+def test_a_file_the_java_job_cannot_read_is_handed_to_it_as_csv_and_the_report_says_so(kafka_export, tmp_path):
+    """Flink's jars have no Parquet, Avro or bzip2 reader: verify writes the loaded events as a µs CSV for the Java
+    job and says so in the report, so the Kafka-like export as Parquet (or bzip2) is held like the CSV; PyFlink
+    (pandas) reads the Parquet itself and says nothing."""
+    import pandas as pd
+
+    parquet = tmp_path / "topic-export.parquet"
+    pd.read_csv(kafka_export, dtype=str).to_parquet(parquet)
+    packed = tmp_path / "topic-export.csv.bz2"
+    packed.write_bytes(bz2.compress(kafka_export.read_bytes()))
+    config = _config("tumbling:1m", 30)
+    for path, named in ((parquet, "not parquet"), (packed, "not csv (bz2)")):
+        verdict = verify(load_events(path, columns=COLUMNS), config, "flink-java", tmp_path / path.suffix[1:])
+        assert verdict.identical and verdict.note and named in verdict.note, verdict.note
+    verdict = verify(load_events(kafka_export, columns=COLUMNS), config, "flink-java", tmp_path / "csv")
+    assert verdict.identical and verdict.note is None

@@ -33,6 +33,7 @@ from explorer.core.result import Result, Status, pane_columns
 from explorer.errors import EngineError, InputError, Interrupted
 from explorer.export.common import ExportSource
 from explorer.streams import Stream
+from explorer.streams.files import file_format
 from explorer.streams.times import TimeFormat
 from explorer.verify.engines import ENGINE_JOBS, EngineJob
 from explorer.verify.jsonl import json_lines
@@ -173,11 +174,23 @@ def read_timing(path: Path, total: float) -> dict[str, float]:
     return job | {"process": max(total - sum(job.values()), 0.0)}
 
 
-def _events_file(stream: Stream, work: Path) -> tuple[Path, ExportSource]:
-    """The file the job reads: the user's own, or, for a built-in stream, its events written as µs numbers."""
+def _events_file(stream: Stream, work: Path, job: EngineJob) -> tuple[Path, ExportSource, str | None]:
+    """The file the job reads: the user's own, or, for a built-in stream or a format the job cannot read (Flink
+    Java's jars have no Parquet or Avro reader), its events written as µs numbers, with a line saying so."""
     source = ExportSource.of(stream)
     if stream.source and Path(stream.source).is_file():
-        return Path(stream.source), replace(source, path=stream.source)
+        fmt, codec = file_format(Path(stream.source))
+        if job.reads is None or (fmt, codec) in job.reads[0]:
+            return Path(stream.source), replace(source, path=stream.source), None
+        path, written = _events_csv(stream, work)
+        given = f"{fmt} ({codec})" if codec else fmt
+        return path, written, (f"the job read the events written as CSV (times in µs): {job.engine} reads "
+                               f"{job.reads[1]}, not {given}; deployed, it needs the file as one of those")
+    return (*_events_csv(stream, work), None)
+
+
+def _events_csv(stream: Stream, work: Path) -> tuple[Path, ExportSource]:
+    """The stream's events as a CSV of µs numbers in ``work``, and how the job is to read it."""
     path = work / "events.csv"
     ev = stream.events
     frame = pd.DataFrame({"id": ev["id"], "key": ev["key"], "event_time": ev["event_time"],
@@ -234,7 +247,7 @@ def verify(stream: Stream, config: RunConfig, engine: str, work: Path, cancel: t
     seconds: dict[str, float] = {}
     work.mkdir(parents=True, exist_ok=True)
     began = time.perf_counter()
-    events, source = _events_file(stream, work)
+    events, source, rewritten = _events_file(stream, work, job)
     program = work / job.file_name
     program.write_text(job.program(config, source))
     seconds["export"] = time.perf_counter() - began
@@ -247,7 +260,7 @@ def verify(stream: Stream, config: RunConfig, engine: str, work: Path, cancel: t
     began = time.perf_counter()
     verdict = held_against(ran, run(stream, config))
     seconds["compare"] = time.perf_counter() - began
-    verdict.seconds, verdict.note = seconds, note
+    verdict.seconds, verdict.note = seconds, "; ".join(n for n in (note, rewritten) if n) or None
     return verdict
 
 

@@ -62,6 +62,9 @@ class EngineJob:
     # the configuration whose prediction the engine's run reproduces, and a line saying why, when it is not the one
     # asked for (Beam's Python runner keeps fired sessions, which the beam preset by default does not)
     held: Callable[[RunConfig], tuple[RunConfig, str | None]] = lambda config: (config, None)
+    # the (format, compression) pairs the program reads (explorer.streams.files.file_format's names), and in words;
+    # None: every file the explorer reads
+    reads: tuple[frozenset[tuple[str, str | None]], str] | None = None
 
     def check(self, config: RunConfig) -> None:
         """Refuse, in one line, a configuration the engine's job would not run as predicted."""
@@ -164,7 +167,10 @@ ENGINE_JOBS: dict[str, EngineJob] = {
     "flink-java": EngineJob("flink-java", "flink", flink_java_job, frozenset({Reason.EARLY.value, Reason.WATERMARK.value,
                                                                               Reason.LATE_UPDATE.value,
                                                                               Reason.END_OF_STREAM.value}),
-                            file_name="Job.java", refuses=True, cadence=_flink_cadence, launcher=_java_on_flink_jars),
+                            file_name="Job.java", refuses=True, cadence=_flink_cadence, launcher=_java_on_flink_jars,
+                            # no Parquet, Avro, bzip2 or Zstandard reader among the jars PyFlink ships
+                            reads=(frozenset((fmt, codec) for fmt in ("csv", "json") for codec in (None, "gzip")),
+                                   "CSV or JSON, plain or gzip")),
     # Beam fires a window when the watermark reaches its end, a late pane for each late element it keeps, and the
     # rest when the TestStream's watermark goes to infinity, with --early-firings an early pane when a pane's timer
     # is due first; it drops late elements without a word

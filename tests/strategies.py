@@ -103,10 +103,10 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bo
     idle = None if fast_only else draw(st.one_of(st.none(), st.integers(1, 30).map(lambda x: x * S)))
     emit = draw(st.sampled_from([Emit.ON_CLOSE, Emit.ON_CLOSE, Emit.ON_UPDATE, Emit.ON_BATCH]))
     forget = draw(st.booleans())
-    # Beam's early firings: emit on-close, tumbling and sliding windows, no forgetting (the rest is refused)
+    # Beam's early firings: emit on-close, tumbling, sliding or session windows, no forgetting (the rest is refused)
     triggered = window.kind not in (WindowKind.SESSION, WindowKind.KSTREAMS_SLIDING)  # (Kafka's has none: refused)
     early = (draw(st.sampled_from([None, None, S, 3 * S]))
-             if emit is Emit.ON_CLOSE and triggered and not forget else None)
+             if emit is Emit.ON_CLOSE and (triggered or window.kind is WindowKind.SESSION) and not forget else None)
     # Flink's ContinuousEventTimeTrigger: the same windows and emit, one trigger at a time
     continuous = (draw(st.sampled_from([None, None, 2 * S, 7 * S]))
                   if emit is Emit.ON_CLOSE and triggered and not forget and early is None else None)
@@ -145,8 +145,8 @@ def configs(draw, fast_only: bool = False, has_batch: bool = True, has_marks: bo
         panes=draw(st.sampled_from(list(Panes))),
         commit_interval=draw(st.sampled_from([None, None, 3 * S])),  # emit on-batch: per batch, or per 3 s
         early_firings=early,
-        # Beam's alignedTo(period, offset): with early firings only (refused alone)
-        early_aligned_to=draw(st.sampled_from([None, 0, 2 * S])) if early is not None else None,
+        # Beam's alignedTo(period, offset): with early firings only (refused alone), not with sessions (refused)
+        early_aligned_to=(draw(st.sampled_from([None, 0, 2 * S])) if early is not None and triggered else None),
         continuous_event_time=continuous,
         continuous_processing_time=processing,
     )

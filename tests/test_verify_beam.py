@@ -252,7 +252,10 @@ def test_the_exported_program_compiles_and_names_its_settings():
     assert ("trigger=trigger.AfterWatermark(early=trigger.AfterProcessingTime(EARLY_US * CLOCK_SCALE / 1_000_000), "
             "late=trigger.AfterCount(1))") in early and "EARLY_US = 10000000" in early and "NOTE" not in early
     compile(early, "job.py", "exec")
-    assert "NOTE: --early-firings with sessions" in export(_config("session:30s", 2, early=10), "beam-python")
+    sessions = export(_config("session:30s", 2, early=10), "beam-python")
+    assert "EARLY_US = 10000000" in sessions and "NOTE: --early" not in sessions
+    aligned = _config("session:30s", 2, early=10).with_time(early_aligned_to=0)
+    assert "NOTE: --early-aligned-to with sessions" in export(aligned, "beam-python")
 
 
 @pytest.fixture(scope="module")
@@ -319,3 +322,41 @@ def test_a_merged_sessions_panes_are_numbered_from_0_as_beam_numbers_them(tmp_pa
     panes = pane_columns(predicted)[predicted["key"] == "k"]
     assert list(zip(panes["pane_index"], panes["pane_timing"])) == [(0, "ON_TIME"), (0, "EARLY"), (1, "EARLY"),
                                                                     (2, "LATE")]
+
+
+@pytest.fixture(scope="module")
+def early_session_stream(tmp_path_factory):
+    """100 events for sessions with early firings, as ``session_stream`` draws them (3 keys, 2 partitions, ties in
+    arrival, pauses, events late into older sessions; key c offline and flushing): sessions merge while their early
+    timers are pending. Small, since the export moves Beam's clock to every arrival for sessions."""
+    rng = np.random.default_rng(1)
+    n = 100
+    arrival = rng.choice([0, 0, 100_000, 300_000, 1_000_000, 2_500_000], size=n).cumsum()
+    t = arrival - rng.choice([0, 0, 1, 200_000, 1_000_000, 2_000_000, 3_500_000, 9_000_000], size=n)
+    key = rng.choice(["a", "b", "c"], size=n)
+    for went in rng.choice(arrival[key == "c"], size=3, replace=False):
+        back = went + rng.integers(5, 20) * S
+        held = (key == "c") & (arrival >= went) & (arrival < back)
+        arrival[held] = back
+    frame = pd.DataFrame({"id": [f"r{i}" for i in range(n)], "key": key, "event_time": t, "arrival_time": arrival,
+                          "partition": rng.choice([0, 1], size=n)})
+    path = tmp_path_factory.mktemp("early-sessions") / "early-sessions.csv"
+    frame.sample(frac=1, random_state=3).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.engines
+@pytest.mark.parametrize("allowed,panes", [(0, "accumulating"), (1.5, "discarding")])
+def test_sessions_fire_the_predicted_early_panes_through_their_merges(early_session_stream, tmp_path, allowed, panes):
+    """Gap 2 s, delay 1 s, early firings 3 s: Beam's Python runner fires each session's early panes as predicted
+    (core/early_sessions.py: every merged part's timer kept, a new one on the first part's, none once a part fired
+    by the watermark), each pane's index and timing included; held against the prediction without early firings,
+    DIFFERENT. Sessions merge here while more than one part's timer is pending (Java's rule, the earliest timer
+    only, predicts other panes on this stream)."""
+    stream, config = load_events(early_session_stream, time_unit="us"), _config("session:2s", 1, allowed, panes, 3)
+    verdict = verify(stream, config, "beam", tmp_path)
+    assert verdict.identical, "\n".join(report(verdict))
+    predicted = run(stream, config.with_time(session_state_kept=True)).windows
+    assert (predicted["reason"] == "EARLY").sum() > 20
+    without = held_against(verdict, run(stream, config.with_time(early_firings=None)))
+    assert not without.identical and without.only_engine

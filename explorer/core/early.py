@@ -33,8 +33,9 @@ starts at ``TIMESTAMP_MIN_VALUE``, before any offset. A timer due at p itself fi
 Beam's Python runner fires it (the next look at its timers, before the next bundle), so an element arriving at p
 after it is in the next pane; Java's fire it once the clock is past p, with every element of that instant.
 
-Sessions are refused: a merged session's pane timers and pane indices follow runner-specific rules (Python keeps
-each merged window's timer; Java's ``ReduceFnRunner`` merges them), not one model.
+Sessions: a session's early timers live through its merges, so its panes follow the sessions it was made of
+(``early_sessions.py``, Beam Python's rules); aligned early firings with sessions are refused (Beam Python has no
+``alignedTo``, and a timer due at its own element's arrival has no place in that replay).
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from explorer.config import WindowKind
+from explorer.core.early_sessions import session_panes
 from explorer.core.result import Result
 from explorer.core.summary import with_windows
 from explorer.core.triggers import prepend_panes
@@ -58,7 +61,8 @@ def add_early_panes(result: Result) -> Result:
     period, offset = t.early_firings, t.early_aligned_to
     due: Callable[[int], int] = ((lambda p: p + period) if offset is None
                                  else (lambda p: aligned(p, period, offset)))
-    return with_windows(result, _with_early(result, due))
+    sessions = result.config.window.kind is WindowKind.SESSION
+    return with_windows(result, session_panes(result, due) if sessions else _with_early(result, due))
 
 
 def aligned(p: int, period: int, offset: int) -> int:

@@ -25,7 +25,7 @@ class Trigger:
 
     flag: str  # its option
     field: str  # its TimeConfig field
-    merge: str  # why its sessions are not one rule here
+    merge: str | None  # why its sessions are not one rule here (None: they are modelled)
     windows: str  # the windows it is modelled for
     on_close: str  # what its panes are to the window's firing, which emit on-close gives
     updates: str  # what the other emit modes already do
@@ -33,8 +33,8 @@ class Trigger:
 
 FLINKS_MERGE = "the trigger's onMerge keeps the merged-away windows' timers"
 TRIGGERS = (  # in the order they are named: a configuration's first
-    Trigger("--early-firings", "early_firings", "a merged session's early timers and pane indices follow each runner's own merge "
-            "rules", "tumbling or sliding windows", "early panes come before a window's on-time pane",
+    Trigger("--early-firings", "early_firings", None, "tumbling, sliding or session windows",
+            "early panes come before a window's on-time pane",
             "already emits every update"),
     Trigger("--continuous-event-time", "continuous_event_time", FLINKS_MERGE, "tumbling, sliding or cumulate windows",
             "periodic panes come before a window's firing at its end", "already emits every update"),
@@ -45,9 +45,10 @@ TRIGGERS = (  # in the order they are named: a configuration's first
 
 def refusal(config: RunConfig) -> str | None:
     """Why the trigger ``config`` sets cannot be modelled (None: it can, or it sets none). Each is modelled for
-    one window's panes in one rule: not for sessions (merging moves timers by each engine's own rules), only
-    beside the window's firing on close (the other emit modes emit every update already), one trigger at a time,
-    and not where a window can be opened and emitted again (--forget-clock-when-empty)."""
+    one window's panes in one rule: not for sessions (merging moves timers by each engine's own rules) but Beam's
+    unaligned early firings (``early_sessions.py``, Beam Python's rules), only beside the window's firing on close
+    (the other emit modes emit every update already), one trigger at a time, and not where a window can be opened
+    and emitted again (--forget-clock-when-empty)."""
     t = config.time
     if t.early_aligned_to is not None and t.early_firings is None:
         return "--early-aligned-to aligns the early firings' timers: it needs --early-firings T, their period"
@@ -55,7 +56,10 @@ def refusal(config: RunConfig) -> str | None:
     if not on:
         return None
     first = on[0]
-    if config.window.kind is WindowKind.SESSION:
+    if config.window.kind is WindowKind.SESSION and t.early_aligned_to is not None:
+        return ("--early-aligned-to: sessions with aligned early firings are not modelled (Beam Python has no "
+                "alignedTo); use --early-firings alone, or tumbling or sliding windows")
+    if config.window.kind is WindowKind.SESSION and first.merge is not None:
         return f"{first.flag}: sessions are not modelled ({first.merge}); use {first.windows}"
     if t.emit is not Emit.ON_CLOSE:
         return f"{first.flag}: {first.on_close} (emit on-close); emit {t.emit.value} {first.updates}"

@@ -25,13 +25,14 @@ and would truncate them.
 Early firings (``--early-firings T``): the trigger gets ``early=AfterProcessingTime(T)``, and the TestStream's
 processing clock follows the arrival times (``advance_processing_time``): it is moved to an event's arrival before
 the event when the event opens a pane (its timer is due T later) or a timer is due by then, the watermark given
-first. Two rules of the Python runner shape it. Its processing-time timers are float seconds, so the clock runs
-15,625 µs (1/64 s) per µs of arrival time, where every value is exact and a timer due when an element arrives fires
-before it (the runner fires a timer once the clock is at or past it). And ``GeneralTriggerDriver.process_timer``
-passes a processing-time timer's timestamp to ``AfterWatermark.should_fire`` as the watermark: a timer due at or
-after a window's end, in the same numbers, fires its on-time pane instead, timed LATE, and no ON_TIME pane follows.
-So every event time (and the watermark) is moved by whole window periods past the last timer, and the panes are
-written back in the file's times.
+first; for sessions to every new arrival (a session's timers live through its merges, which the program does not
+follow: slower, one step per arrival). Two rules of the Python runner shape it. Its processing-time timers are float
+seconds, so the clock runs 15,625 µs (1/64 s) per µs of arrival time, where every value is exact and a timer due
+when an element arrives fires before it (the runner fires a timer once the clock is at or past it). And
+``GeneralTriggerDriver.process_timer`` passes a processing-time timer's timestamp to ``AfterWatermark.should_fire``
+as the watermark: a timer due at or after a window's end, in the same numbers, fires its on-time pane instead, timed
+LATE, and no ON_TIME pane follows. So every event time (and the watermark) is moved by whole window periods past the
+last timer, and the panes are written back in the file's times.
 
 Sessions: the program runs on Beam's Python DirectRunner, which never drops a fired session's state (its
 ``GeneralTriggerDriver`` has no garbage-collection timer: ``TODO(robertwb): allowed lateness``), so an element whose
@@ -95,17 +96,17 @@ def beam_job(config: RunConfig, source: ExportSource) -> str:
     settings = source_settings(source) | {
         "PARTITION": None if t.scope is Scope.GLOBAL else source.partition,
         "LAG_US": lag, "ALLOWED_LATENESS_US": t.allowed_lateness, "PANES": t.panes.value,
-        "EARLY_US": None if sessions else t.early_firings, "ALIGNED_US": None if sessions else t.early_aligned_to,
-        "PERIOD_US": config.window.slide}
+        "EARLY_US": t.early_firings, "ALIGNED_US": None if sessions else t.early_aligned_to,
+        "PERIOD_US": config.window.gap if sessions else config.window.slide}
     notes = unsupported(config, "Beam", {"allowed", "panes", "offset", "early", "state_kept"})
     if sessions and not t.session_state_kept:
         notes.append("this program runs on Beam's Python DirectRunner, which never drops a fired session: an event "
                      "that overlaps one however old merges into it and fires it at once (--session-state-kept true, "
                      "the prediction verify holds it against); the prediction here drops it at end + allowed "
                      "lateness, as Beam's Java runners and Dataflow do")
-    if sessions and t.early_firings is not None:
-        notes.append("--early-firings with sessions is not modelled (the explorer refuses it); the program has no "
-                     "early firings")
+    if sessions and t.early_aligned_to is not None:
+        notes.append("--early-aligned-to with sessions is not modelled (the explorer refuses it); the program's "
+                     "early firings are not aligned")
     if t.scope not in (Scope.PARTITION_MIN, Scope.GLOBAL):
         notes.append(f"--scope {t.scope.value}: Beam's watermark is one per source partition, merged by min; the "
                      "program keeps that")
@@ -122,7 +123,7 @@ def beam_job(config: RunConfig, source: ExportSource) -> str:
     header.append(f"# watermark lag {format_duration(lag)}; window {config.window}; allowed lateness "
                   f"{format_duration(t.allowed_lateness)}; panes {t.panes.value}"
                   + (f"; early firings {format_duration(t.early_firings)} after a pane's first element (processing "
-                     "time: the arrival clock)" if t.early_firings is not None and not sessions else "")
+                     "time: the arrival clock)" if t.early_firings is not None else "")
                   + (f", aligned to {format_duration(t.early_aligned_to)} (Java's alignedTo)"
                      if t.early_aligned_to is not None and not sessions else ""))
     body = (_PROGRAM.replace("{WINDOW_FN}", window_fn(config.window))
@@ -157,7 +158,8 @@ One rule differs between runners, for sessions: this program reproduces Beam's P
 drops a session that has fired, so a later element whose own session has not expired merges into it and fires it
 again at once, however old it is (the explorer's --session-state-kept). Dataflow and the Java runners drop a
 window's state once the watermark passes its end + the allowed lateness, so there that element opens a session of
-its own (the beam preset's default).
+its own (the beam preset's default). With early firings, the Java runners keep only the earliest early timer of the
+sessions a merge joins, where this runner keeps each, so a merged session may fire fewer early panes there.
 """
 
 import json
@@ -254,7 +256,12 @@ def replay(events, parts):
         key, t = event["key"], event["t"]
         spans = [(w.start.micros, w.end.micros) for w in WINDOW_FN.assign(window.WindowFn.AssignContext(
             Timestamp(micros=t)))]
-        if EARLY_US is not None:
+        if EARLY_US is not None and SESSIONS:
+            # a session's timers live through its merges (each merged part keeps its own): the clock moves to
+            # every new arrival, so each timer fires before the first element that arrives at or after it
+            if clock != event["arrival"]:
+                clock_to(event["arrival"])
+        elif EARLY_US is not None:
             # a pane's first element is processed at its arrival (its timer is due EARLY_US later), and the timers
             # due by an element's arrival fire before it (the tester's advanceProcessingTime, then the element)
             arrival, early = event["arrival"], [(key, end) for _, end in spans if not reached(mark, end)]
@@ -293,11 +300,11 @@ def replay(events, parts):
 
 def shift_for(events):
     """How far the program moves every event time (and watermark) before Beam sees it, with early firings: a whole
-    number of window periods, so the windows are the same ones, moved, and the panes are written back in the file's
-    times. Beam's Python runner hands a processing-time timer's own timestamp to AfterWatermark.should_fire as if it
-    were the watermark (GeneralTriggerDriver.process_timer), so an early timer due at or after a window's end (in
-    the same numbers) fires that window's on-time pane instead, timed LATE, and no ON_TIME pane follows. Every event
-    time is moved past the last early timer."""
+    number of window periods (sessions: of gaps), so the windows are the same ones, moved, and the panes are
+    written back in the file's times. Beam's Python runner hands a processing-time timer's own timestamp to
+    AfterWatermark.should_fire as if it were the watermark (GeneralTriggerDriver.process_timer), so an early timer
+    due at or after a window's end (in the same numbers) fires that window's on-time pane instead, timed LATE, and
+    no ON_TIME pane follows. Every event time is moved past the last early timer."""
     if EARLY_US is None or not events:
         return 0
     periods = 1 if ALIGNED_US is None else 2  # an aligned timer is at most two periods after its element

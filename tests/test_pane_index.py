@@ -32,3 +32,23 @@ def test_a_merged_session_starts_its_pane_index_at_0_in_the_json_and_in_windows_
     table = table[table["key"] == "k"]
     assert table["pane_index"].tolist() == [0, 0, 1, 2]
     assert table["pane_timing"].tolist() == ["ON_TIME", "EARLY", "EARLY", "LATE"]
+
+
+def test_the_inspector_names_a_merged_sessions_pane_as_the_json_does(tmp_path):
+    """The inspector's 'Beam's pane N' for each of k's rows is the JSON's pane_index and timing (0, 0, 1, 2), not
+    revision − 1 (0, 1, 2, 3)."""
+    from explorer import load_events, run
+    from explorer.ui.inspector import explain_window
+
+    from conftest import make_config
+
+    path = tmp_path / "sessions.csv"
+    pd.DataFrame({"id": ["a", "z", "b", "c", "y", "d"], "key": ["k", "other", "k", "k", "other", "k"],
+                  "event_time": [10 * S, 20_500_000, 15 * S, 12 * S, 40 * S, 11 * S],
+                  "arrival_time": [1, 2, 3, 4, 5, 6]}).to_csv(path, index=False)
+    config = make_config({"preset": "beam", "window": "session:10s", "delay": "0", "allowed_lateness": "30s",
+                          "session_state_kept": "true"})
+    result = run(load_events(path, time_unit="us"), config)
+    rows = [i for i, key in enumerate(result.windows["key"]) if key == "k"]
+    said = [explain_window(result, i).split("(Beam's pane ")[1].split(")")[0] for i in rows]
+    assert said == ["0, timing ON_TIME", "0, timing EARLY", "1, timing EARLY", "2, timing LATE"]

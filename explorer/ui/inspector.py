@@ -16,7 +16,7 @@ import numpy as np
 from explorer.config import Emit
 from explorer.core.continuous import boundary
 from explorer.core.explain import Verdict, why_event, why_window
-from explorer.core.result import Reason, Result, pane_timing
+from explorer.core.result import Reason, Result, pane_columns
 from explorer.timeutil import format_instant
 from explorer.ui.cards import EARLY
 from explorer.ui.figures import STATUS_LABELS
@@ -181,6 +181,15 @@ def _idle_check(result: Result, emit_time: int) -> str:
             "left the merge of the partitions' watermarks (withIdleness, --source-idle-timeout)")
 
 
+def _beams_pane(result: Result, row: int, key: str, start: int, end: int) -> str:
+    """The row as Beam's pane (PaneInfo), as the JSON Result and windows.csv give it (``result.pane_columns``): a
+    merged session's first pane is index 0, whatever its revision. Read from the rows of the same window only."""
+    ws = result.windows
+    same = ws[(ws["key"] == key) & (ws["start"] == start) & (ws["end"] == end)]
+    pane = pane_columns(same).loc[ws.index[row]]
+    return f" (Beam's pane {pane['pane_index']}, timing {pane['pane_timing']})"
+
+
 def explain_window(result: Result, row: int) -> str:
     """What held a window open and what closed it."""
     w = why_window(result, row)
@@ -197,8 +206,7 @@ def explain_window(result: Result, row: int) -> str:
                      "flushes at end of input would emit it then; one that does not never emits it. It has no "
                      "emit latency.")
         return "<br>".join(lines)
-    pane = (f" (Beam's pane {w.revision - 1}, timing {pane_timing(w.reason.value)})"
-            if result.config.preset == "beam" else "")
+    pane = _beams_pane(result, row, w.key, w.start, w.end) if result.config.preset == "beam" else ""
     lines.append(f"emitted after batch {w.emit_batch} at {at(w.emit_time)}, revision {w.revision}, "
                  f"reason <b>{w.reason.value}</b>{pane}")
     if w.reason is Reason.EARLY and t.early_aligned_to is not None:

@@ -20,6 +20,8 @@ from explorer.export import export
 from explorer.streams import load_events, stream_from_frame
 from explorer.verify import held_against, report, verify
 
+from test_verify_beam import early_file
+
 S = 1_000_000
 
 
@@ -93,15 +95,7 @@ def test_exports_write_aligned_to_in_java_and_their_own_timer_in_python():
 def tied_stream(tmp_path_factory):
     """400 events, 3 keys, 2 partitions, arrivals on a 0.1 s grid: with T = 1 s many a pane's first element arrives
     exactly on a multiple (its timer due at once), and many a timer when another element arrives."""
-    rng = np.random.default_rng(34)
-    n = 400
-    arrival = rng.choice([0, 100_000, 300_000, 1_000_000], size=n).cumsum()
-    t = arrival - rng.choice([0, 1, 500_000, 2_000_000, 4_000_000, 9_000_000], size=n)
-    frame = pd.DataFrame({"id": [f"r{i}" for i in range(n)], "key": rng.choice(["a", "b", "c"], size=n),
-                          "event_time": t, "arrival_time": arrival, "partition": rng.choice([0, 1], size=n)})
-    path = tmp_path_factory.mktemp("aligned") / "tied.csv"
-    frame.sample(frac=1, random_state=2).to_csv(path, index=False)
-    return path
+    return early_file(tmp_path_factory.mktemp("aligned") / "tied.csv")
 
 
 @pytest.mark.engines

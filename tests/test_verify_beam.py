@@ -187,13 +187,11 @@ def test_beams_python_runner_merges_into_a_long_fired_session_as_predicted(tmp_p
     assert [(w.key, w.start, w.end, w.ids) for w in java.only_predicted] == [("k", 15 * S, 25 * S, ("b",))]
 
 
-@pytest.fixture(scope="module")
-def session_stream(tmp_path_factory):
-    """400 events in µs for sessions: 3 keys, 2 partitions, ties in arrival, pauses longer than the gap, most events
-    0-3.5 s late (within a 2 s gap of an older session of their key, past whose end the watermark often is), some 9 s;
-    key c goes offline three times for 5-20 s and then flushes what it recorded, all at one arrival."""
+def session_file(path, n: int):
+    """``n`` events in µs for sessions, written shuffled to ``path``: 3 keys, 2 partitions, ties in arrival, pauses
+    longer than the gap, most events 0-3.5 s late, some 9 s; key c goes offline three times for 5-20 s and then
+    flushes what it recorded, all at one arrival."""
     rng = np.random.default_rng(1)
-    n = 400
     arrival = rng.choice([0, 0, 100_000, 300_000, 1_000_000, 2_500_000], size=n).cumsum()
     t = arrival - rng.choice([0, 0, 1, 200_000, 1_000_000, 2_000_000, 3_500_000, 9_000_000], size=n)
     key = rng.choice(["a", "b", "c"], size=n)
@@ -203,9 +201,16 @@ def session_stream(tmp_path_factory):
         arrival[held] = back
     frame = pd.DataFrame({"id": [f"r{i}" for i in range(n)], "key": key, "event_time": t, "arrival_time": arrival,
                           "partition": rng.choice([0, 1], size=n)})
-    path = tmp_path_factory.mktemp("sessions") / "sessions.csv"
     frame.sample(frac=1, random_state=3).to_csv(path, index=False)
     return path
+
+
+@pytest.fixture(scope="module")
+def session_stream(tmp_path_factory):
+    """400 events in µs for sessions: 3 keys, 2 partitions, ties in arrival, pauses longer than the gap, most events
+    0-3.5 s late (within a 2 s gap of an older session of their key, past whose end the watermark often is), some 9 s;
+    key c goes offline three times for 5-20 s and then flushes what it recorded, all at one arrival."""
+    return session_file(tmp_path_factory.mktemp("sessions") / "sessions.csv", 400)
 
 
 @pytest.mark.engines
@@ -258,20 +263,26 @@ def test_the_exported_program_compiles_and_names_its_settings():
     assert "NOTE: --early-aligned-to with sessions" in export(aligned, "beam-python")
 
 
-@pytest.fixture(scope="module")
-def early_stream(tmp_path_factory):
-    """A random stream of its own seed for early firings: 400 events, 3 keys, 2 partitions, arrivals on a 0.1 s
-    grid (so a pane's timer, 1 s after its first element, is often due exactly when another element arrives), up to
-    9 s late."""
+def early_file(path):
+    """400 events in µs, written shuffled to ``path``: 3 keys, 2 partitions, arrivals on a 0.1 s grid (so a pane's
+    timer, a whole number of seconds after its first element, is often due exactly when another element arrives),
+    up to 9 s late."""
     rng = np.random.default_rng(34)
     n = 400
     arrival = rng.choice([0, 100_000, 300_000, 1_000_000], size=n).cumsum()
     t = arrival - rng.choice([0, 1, 500_000, 2_000_000, 4_000_000, 9_000_000], size=n)
     frame = pd.DataFrame({"id": [f"r{i}" for i in range(n)], "key": rng.choice(["a", "b", "c"], size=n),
                           "event_time": t, "arrival_time": arrival, "partition": rng.choice([0, 1], size=n)})
-    path = tmp_path_factory.mktemp("early") / "early.csv"
     frame.sample(frac=1, random_state=2).to_csv(path, index=False)
     return path
+
+
+@pytest.fixture(scope="module")
+def early_stream(tmp_path_factory):
+    """A random stream of its own seed for early firings: 400 events, 3 keys, 2 partitions, arrivals on a 0.1 s
+    grid (so a pane's timer, 1 s after its first element, is often due exactly when another element arrives), up to
+    9 s late."""
+    return early_file(tmp_path_factory.mktemp("early") / "early.csv")
 
 
 EARLY_CASES = [("random", "tumbling:3s", 1.5, "accumulating", 1), ("random", "sliding:4s:2s+500ms", 1.5, "discarding", 1),
@@ -329,20 +340,7 @@ def early_session_stream(tmp_path_factory):
     """100 events for sessions with early firings, as ``session_stream`` draws them (3 keys, 2 partitions, ties in
     arrival, pauses, events late into older sessions; key c offline and flushing): sessions merge while their early
     timers are pending. Small, since the export moves Beam's clock to every arrival for sessions."""
-    rng = np.random.default_rng(1)
-    n = 100
-    arrival = rng.choice([0, 0, 100_000, 300_000, 1_000_000, 2_500_000], size=n).cumsum()
-    t = arrival - rng.choice([0, 0, 1, 200_000, 1_000_000, 2_000_000, 3_500_000, 9_000_000], size=n)
-    key = rng.choice(["a", "b", "c"], size=n)
-    for went in rng.choice(arrival[key == "c"], size=3, replace=False):
-        back = went + rng.integers(5, 20) * S
-        held = (key == "c") & (arrival >= went) & (arrival < back)
-        arrival[held] = back
-    frame = pd.DataFrame({"id": [f"r{i}" for i in range(n)], "key": key, "event_time": t, "arrival_time": arrival,
-                          "partition": rng.choice([0, 1], size=n)})
-    path = tmp_path_factory.mktemp("early-sessions") / "early-sessions.csv"
-    frame.sample(frac=1, random_state=3).to_csv(path, index=False)
-    return path
+    return session_file(tmp_path_factory.mktemp("early-sessions") / "early-sessions.csv", 100)
 
 
 @pytest.mark.engines

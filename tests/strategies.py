@@ -9,7 +9,12 @@ from hypothesis import strategies as st
 
 from explorer.config import (BatchKind, BatchSpec, Emit, LatePolicy, LatenessRule, RefusedWhen, RunConfig, Schedule, Scope,
                              Panes, Strategy, TimeConfig, TimeSource, WindowKind, WindowSpec)
+from explorer.core.triggers import TRIGGERS
 from explorer.streams import stream_from_frame
+
+# every trigger added after the runner, and the early firings' alignment: a test that draws a config and sets what a
+# trigger is refused beside (another emit mode, a window kind, a strategy) clears them all with ``with_time(**NO_TRIGGERS)``
+NO_TRIGGERS = {trigger.field: None for trigger in TRIGGERS} | {"early_aligned_to": None}
 
 S = 1_000_000
 

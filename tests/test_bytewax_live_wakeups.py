@@ -16,7 +16,7 @@ from explorer.export import TARGETS, export
 from explorer.streams import stream_from_frame
 from explorer.verify.engines import ENGINE_JOBS
 
-from strategies import configs, examples, frames
+from strategies import NO_TRIGGERS, configs, examples, frames
 from test_compiled import assert_same, check
 
 
@@ -27,7 +27,7 @@ def live_cases(draw, fast_clocks: bool = True):
     frame = draw(frames(fast_clocks=fast_clocks))
     config = draw(configs(has_batch="batch" in frame.columns)).with_time(
         strategy=Strategy.EVENT_CLOCK, scope=Scope.KEY, time_source=TimeSource.EVENT, bytewax_live_wakeups=True,
-        early_firings=None, continuous_event_time=None)
+        **NO_TRIGGERS)
     return stream_from_frame(frame, name="fast clocks"), config
 
 

@@ -19,7 +19,7 @@ from explorer.errors import InputError
 from explorer.export import TARGETS, export
 from explorer.streams import stream_from_frame
 
-from strategies import examples, stream_and_config
+from strategies import NO_TRIGGERS, examples, stream_and_config
 
 MS = 1000
 
@@ -153,8 +153,7 @@ def test_the_window_control_offers_it_with_the_size_box_as_its_time_difference()
 def _sliding(config, half_seconds: int):
     """``config`` with Kafka Streams' sliding windows of D = ``half_seconds`` / 2 s, and no trigger (refused)."""
     window = WindowSpec(WindowKind.KSTREAMS_SLIDING, size=half_seconds * 500 * MS, slide=half_seconds * 500 * MS)
-    return replace(config, window=window).with_time(early_firings=None, early_aligned_to=None,
-                                                    continuous_event_time=None, continuous_processing_time=None)
+    return replace(config, window=window).with_time(**NO_TRIGGERS)
 
 
 @settings(max_examples=examples(150), deadline=None)

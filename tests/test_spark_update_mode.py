@@ -15,18 +15,15 @@ from hypothesis import given, settings
 from explorer.cli import main
 from explorer.config import BatchKind, BatchSpec, Emit, Schedule, WindowKind, WindowSpec, preset, what_if
 from explorer.core import Result, run, run_metrics
-from explorer.core.triggers import TRIGGERS
 from explorer.errors import InputError
 from explorer.streams import stream_from_frame
 
 from conftest import make_config
-from strategies import examples, stream_and_config
+from strategies import NO_TRIGGERS, examples, stream_and_config
 
 CASES = yaml.safe_load((Path(__file__).parent / "scenarios" / "spark_update_mode.yaml").read_text())
 S = 1_000_000
 # the early and periodic triggers the strategies draw come before emit on-close's firing only: refused with on-batch
-# every trigger added after the runner, and the early firings' alignment: none of them is modelled beside emit on-batch
-NO_TRIGGERS = {trigger.field: None for trigger in TRIGGERS} | {"early_aligned_to": None}
 
 
 def replay(case: dict, engine: str = "compiled", **changes) -> Result:

@@ -123,6 +123,9 @@ def derive(config: RunConfig) -> Rules:
     scripted = t.follows_watermark_rows
     one_watermark = processing or scripted
     session = config.window.kind is WindowKind.SESSION
+    # Bytewax's rules are for windows the clock closes by their ends alone (its TIME_FIELDS rows: tumbling, sliding,
+    # cumulate); sessions and Kafka Streams' record-made windows have none of them
+    fixed = config.window.kind in (WindowKind.TUMBLING, WindowKind.SLIDING, WindowKind.CUMULATE)
     per_key = t.scope is Scope.KEY and not one_watermark
     return Rules(
         processing=processing,
@@ -151,8 +154,8 @@ def derive(config: RunConfig) -> Rules:
         on_merge=t.session_lateness_on_merge,
         overlap_only=t.session_merge_overlap_only,
         sessions_kept=t.session_state_kept and session,
-        forget_when_empty=t.forget_clock_when_empty and per_key and not session,
-        live_wakeups=t.bytewax_live_wakeups and event and t.strategy is Strategy.EVENT_CLOCK and per_key and not session,
+        forget_when_empty=t.forget_clock_when_empty and per_key and fixed,
+        live_wakeups=t.bytewax_live_wakeups and event and t.strategy is Strategy.EVENT_CLOCK and per_key and fixed,
         allowed=t.allowed_lateness,
         rule_window=t.lateness_rule is LatenessRule.WINDOW,
         refuse_every=t.refused_when is RefusedWhen.EVERY_WINDOW,

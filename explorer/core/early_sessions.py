@@ -162,8 +162,11 @@ class _Replay:
     def _emitted(self, parts: list[_Part], r: int, revisions: np.ndarray, ids: np.ndarray,
                  counts: np.ndarray) -> None:
         """The runner's row ``r``: its part is late from now on, and the row counts on from the part's panes."""
-        part = max((p for p in parts if (p.start, p.end) == (self.w_start[r], self.w_end[r])),
-                   key=lambda p: p.touched)
+        span = (self.w_start[r], self.w_end[r])
+        same = [p for p in parts if (p.start, p.end) == span]
+        # a firing per element (--late-fires-per-element) of a span that a later element of its batch has grown
+        # since: the replay takes a batch's elements before its firings, so it is the part that now holds the span
+        part = max(same or [p for p in parts if p.start <= span[0] and span[1] <= p.end], key=lambda p: p.touched)
         part.late = True
         part.revision += 1
         revisions[r] = part.revision

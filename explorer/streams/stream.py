@@ -17,7 +17,10 @@ COLUMNS = ("id", "key", "event_time", "arrival_time", "batch", "partition", "off
 T = TypeVar("T")
 # the ids column of a loaded stream: Arrow text with numpy semantics (comparisons give numpy booleans, a missing
 # value is NaN, ``to_numpy`` gives Python strings), about 15 bytes an id where a Python string is 60–70
-ID_DTYPE = pd.StringDtype("pyarrow", na_value=np.nan)
+try:
+    ID_DTYPE = pd.StringDtype("pyarrow", na_value=np.nan)
+except TypeError:  # pandas 2.2 (pyproject allows it) names the same dtype "pyarrow_numpy"; its stubs know only 2.3
+    ID_DTYPE = pd.StringDtype("pyarrow_numpy")  # type: ignore[call-overload]
 IdArray = pd.api.extensions.ExtensionArray
 WATERMARK_COLUMNS = ("watermark", "arrival_time", "batch", "after")
 

@@ -21,8 +21,8 @@ timer due after the last arrival never fires (the input ends and the watermark g
 
 The on-time pane is emitted even when no element arrived since the last early pane (Beam's default
 ``OnTimeBehavior.FIRE_ALWAYS``; the Python runner emits it too): with discarding panes it carries nothing then.
-Each pane's index (Beam's ``PaneInfo.index``) is its row's ``revision`` − 1, and its timing follows from its
-reason (:func:`explorer.core.result.pane_timing`).
+Each pane's index and timing (Beam's ``PaneInfo``) are :func:`explorer.core.result.pane_columns`': ``revision`` − 1
+for a window that kept its bounds, from 0 again for a merged session.
 
 Aligned (``--early-aligned-to O``: ``AfterProcessingTime.pastFirstElementInPane().alignedTo(T, O)``, which Beam
 Python does not have): the timer is not p + T but the next processing time O + k·T, by Java's ``AlignFn``

@@ -11,15 +11,13 @@ from explorer.core.continuous import add_continuous_panes
 from explorer.core.continuous_processing import add_processing_panes
 from explorer.core.early import add_early_panes
 from explorer.core.result import Result
-from explorer.core.triggers import refusal
+from explorer.core.triggers import TRIGGERS, refusal
 from explorer.errors import InputError
 
 
 def shaped(config: RunConfig) -> bool:
     """Whether a run under ``config`` has its table changed after the runner (so its metrics need the tables)."""
-    t = config.time
-    return coalesced(config) or any(v is not None for v in (t.early_firings, t.continuous_event_time,
-                                                            t.continuous_processing_time))
+    return coalesced(config) or any(getattr(config.time, trigger.field) is not None for trigger in TRIGGERS)
 
 
 def shape_emissions(result: Result) -> Result:

@@ -14,6 +14,7 @@ preset's default (the Java rule) and must find them different, so every stream h
 """
 
 import json
+import threading
 from dataclasses import replace
 
 import numpy as np
@@ -187,11 +188,11 @@ def test_beams_python_runner_merges_into_a_long_fired_session_as_predicted(tmp_p
     assert [(w.key, w.start, w.end, w.ids) for w in java.only_predicted] == [("k", 15 * S, 25 * S, ("b",))]
 
 
-def session_file(path, n: int):
+def session_file(path, n: int, seed: int = 1):
     """``n`` events in µs for sessions, written shuffled to ``path``: 3 keys, 2 partitions, ties in arrival, pauses
     longer than the gap, most events 0-3.5 s late, some 9 s; key c goes offline three times for 5-20 s and then
     flushes what it recorded, all at one arrival."""
-    rng = np.random.default_rng(1)
+    rng = np.random.default_rng(seed)
     arrival = rng.choice([0, 0, 100_000, 300_000, 1_000_000, 2_500_000], size=n).cumsum()
     t = arrival - rng.choice([0, 0, 1, 200_000, 1_000_000, 2_000_000, 3_500_000, 9_000_000], size=n)
     key = rng.choice(["a", "b", "c"], size=n)
@@ -358,3 +359,24 @@ def test_sessions_fire_the_predicted_early_panes_through_their_merges(early_sess
     assert (predicted["reason"] == "EARLY").sum() > 20
     without = held_against(verdict, run(stream, config.with_time(early_firings=None)))
     assert not without.identical and without.only_engine
+
+
+@pytest.mark.engines
+def test_sessions_with_early_firings_end_and_match_on_a_longer_stream(tmp_path):
+    """300 events (another seed), gap 2 s, delay 1 s, early firings 2 s. Two things the exported program must do
+    that the 100-event stream above does not need: move Beam's clock past every timer at the end (the timers of
+    sessions merged away stay pending and the DirectRunner busy-waited on them for ever: cancelled here after
+    5 minutes; it takes seconds), and give a key's elements a bundle each (Beam merges a bundle's sessions before its
+    elements reach the trigger: two elements of key a arriving at 8.5 s, the second bridging the first's session
+    and a later one, made one early pane of [4 s, 11.6 s) where the prediction has two)."""
+    path = session_file(tmp_path / "sessions.csv", 300, seed=1795724570)
+    stream, config = load_events(path, time_unit="us"), _config("session:2s", 1, 0, "accumulating", 2)
+    cancel = threading.Event()
+    timer = threading.Timer(300, cancel.set)
+    timer.start()
+    try:
+        verdict = verify(stream, config, "beam", tmp_path / "work", cancel=cancel)
+    finally:
+        timer.cancel()
+    assert verdict.identical, "\n".join(report(verdict))
+    assert len(verdict.engine_emitted) > 200

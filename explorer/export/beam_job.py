@@ -26,7 +26,8 @@ Early firings (``--early-firings T``): the trigger gets ``early=AfterProcessingT
 processing clock follows the arrival times (``advance_processing_time``): it is moved to an event's arrival before
 the event when the event opens a pane (its timer is due T later) or a timer is due by then, the watermark given
 first; for sessions to every new arrival (a session's timers live through its merges, which the program does not
-follow: slower, one step per arrival). Two rules of the Python runner shape it. Its processing-time timers are float
+follow: slower, one step per arrival, and a bundle per element of a key, since Beam merges a bundle's sessions
+before its elements set timers). Two rules of the Python runner shape it. Its processing-time timers are float
 seconds, so the clock runs 15,625 µs (1/64 s) per µs of arrival time, where every value is exact and a timer due
 when an element arrives fires before it (the runner fires a timer once the clock is at or past it). And
 ``GeneralTriggerDriver.process_timer`` passes a processing-time timer's timestamp to ``AfterWatermark.should_fire``

@@ -162,6 +162,41 @@ def test_distinct_strings_are_told_apart_by_their_hashes():
         assert all_distinct(pa.chunked_array(chunks, type=pa.string())) == (len(set(values)) == len(values))
 
 
+def test_iso_text_of_one_shape_is_told_apart_as_the_regex_tells_it():
+    """``_one_shape`` says True exactly when every cell matches ISO and is spelled as the first, digit for digit:
+    on cells made from a valid first by changing digits (a year 1677 or 2262, an hour 24, a minute 60 among them)
+    and now and then a character, in chunks that are slices of longer arrays, and with a million-row chunk."""
+    import re
+
+    rng = random.Random(5)
+    bases = ["2026-01-01T00:00:00Z", "1999-12-31 23:59:59.123456789+05:30", "2261-06-30T12:30:45.5", "1678-01-01T00:00:00"]
+    for _ in range(1500):
+        base = rng.choice(bases)
+        values = []
+        for _ in range(rng.randint(1, 12)):
+            cell = [rng.choice("0123456789") if c.isdigit() and rng.random() < 0.04 else c for c in base]
+            if rng.random() < 0.1:
+                cell[rng.randrange(len(cell))] = rng.choice(" T:-.Z+x9")
+            if rng.random() < 0.03:
+                del cell[rng.randrange(len(cell))]
+            values.append("".join(cell))
+        chunks, at = [], 0
+        while at < len(values):
+            end = rng.randint(at + 1, len(values))
+            part = values[at:end]
+            chunks.append(pa.array(["pad", *part], type=pa.string()).slice(1) if rng.random() < 0.5 else
+                          pa.array(part, type=pa.string()))
+            at = end
+        first = values[0]
+        same = all(len(v) == len(first) and all(a == b or a.isdigit() and b.isdigit() for a, b in zip(v, first))
+                   for v in values)
+        matches = all(re.fullmatch(columnar.ISO, v) for v in values)
+        assert columnar._one_shape(pa.chunked_array(chunks, type=pa.string())) == (same and matches), values
+    many = pa.array(["2026-01-01T00:00:00.250Z"] * (1 << 20) + ["2026-01-01T24:00:00.250Z"])
+    assert not columnar._one_shape(pa.chunked_array([many]))
+    assert columnar._one_shape(pa.chunked_array([many.slice(0, 1 << 20)]))
+
+
 def test_arrival_order_is_the_whole_key_sort():
     """The order by instant, then only the ties by the whole key, is the one sort by the whole key (issue 34's
     rule: batch, arrival, watermark rows in their file places, event time, id), sorted files or not."""

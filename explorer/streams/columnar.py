@@ -14,6 +14,7 @@ JSON, Avro, uploads and generators; :func:`strings` gives both as one Arrow arra
 
 from __future__ import annotations
 
+import re
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
@@ -25,7 +26,7 @@ WHITESPACE = "".join(chr(c) for c in range(0x3001) if chr(c).isspace())
 BLANK_WORDS = pa.array(["", "nan", "null", "none", "nat"])  # is_blank's words, after strip and lower
 # the one ISO-8601 shape read here: seconds present, up to 9 fractional digits, Z or ±hh:mm or no zone, and years
 # well inside datetime64[ns] (1678-2261), which both Arrow and pandas read to the same nanosecond
-ISO = (r"^(1(6[7-9][0-9]|[7-9][0-9][0-9])|2([01][0-9][0-9]|2[0-5][0-9]|26[01]))-[0-9]{2}-[0-9]{2}"
+ISO = (r"^(1(6(7[89]|[89][0-9])|[7-9][0-9][0-9])|2([01][0-9][0-9]|2[0-5][0-9]|26[01]))-[0-9]{2}-[0-9]{2}"
        r"[T ]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,9})?(Z|[+-][0-9]{2}:[0-9]{2})?$")
 
 
@@ -153,18 +154,63 @@ def integers(values: pa.ChunkedArray) -> npt.NDArray[np.int64] | None:
 
 
 def iso_instants(values: pa.ChunkedArray) -> tuple[npt.NDArray[np.datetime64], bool] | None:
-    """ISO-8601 text of :data:`ISO`'s shape, all with a zone or all without: the nanoseconds (UTC; naive text as
-    written) and whether they had a zone. None for any other text (a mixture, another shape, 2026-02-30)."""
-    if values.null_count or len(values) == 0 or not pc.all(pc.match_substring_regex(values, ISO)).as_py():
+    """ISO-8601 text of :data:`ISO`'s shape, all with a zone or all without: the instants (UTC; naive text as
+    written) and whether they had a zone. None for any other text (a mixture, another shape, 2026-02-30).
+    Microseconds when no cell has more than six fractional digits (Arrow refuses the cast then, it never cuts
+    digits), so they need no rounding from ns (0.2 s a column of 10M); nanoseconds otherwise."""
+    if values.null_count or len(values) == 0:
         return None
-    for zoned, target in ((True, pa.timestamp("ns", "UTC")), (False, pa.timestamp("ns"))):
-        try:
-            stamps = pc.cast(values, target)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            continue
-        ticks = np.asarray(stamps.cast(pa.int64()).to_numpy(), dtype=np.int64)
-        return ticks.view("datetime64[ns]"), zoned
+    if not _one_shape(values) and not pc.all(pc.match_substring_regex(values, ISO)).as_py():
+        return None
+    for zone in ("UTC", None):
+        for unit in ("us", "ns"):
+            try:
+                stamps = pc.cast(values, pa.timestamp(unit, zone))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                continue
+            ticks = np.asarray(stamps.cast(pa.int64()).to_numpy(), dtype=np.int64)
+            return ticks.view(f"datetime64[{unit}]"), zone is not None
     return None
+
+
+# where ISO puts the year, hour, minute and second (its date and time have fixed widths), and the ranges it allows
+_ISO_FIELDS = ((0, 4, 1678, 2261), (11, 13, 0, 23), (14, 16, 0, 59), (17, 19, 0, 59))
+_ROWS_AT_ONCE = 1 << 20  # rows compared at a time: a 24-byte ISO column's temporaries stay at 25 MB
+
+
+def _one_shape(values: pa.ChunkedArray) -> bool:
+    """Whether every cell is spelled as the first, which :data:`ISO` reads, digit for digit: the same length,
+    digits where it has digits and its other characters elsewhere, and the year, hour, minute and second in ISO's
+    ranges. Each cell then matches ISO, as the regex would say, at a fifth of its cost (0.1 s a column of 10M
+    against 0.55 s). False says only that the cells differ in shape (a T and a space, a fraction cut short):
+    the regex decides then."""
+    first = values[0].as_py()
+    if values.type != pa.string() or not first.isascii() or not re.fullmatch(ISO, first):
+        return False
+    width = len(first)
+    if pc.min_max(pc.binary_length(values)).as_py() != {"min": width, "max": width}:
+        return False
+    template = np.frombuffer(first.encode(), dtype=np.uint8)
+    digit = (template >= ord("0")) & (template <= ord("9"))
+    low = np.where(digit, ord("0"), template).astype(np.uint8)
+    span = np.where(digit, 9, 0).astype(np.uint8)
+    for chunk in values.chunks:
+        if not len(chunk):
+            continue
+        start = int(np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=1, offset=4 * chunk.offset)[0])
+        cells = np.frombuffer(chunk.buffers()[2], dtype=np.uint8, count=len(chunk) * width, offset=start)
+        cells = cells.reshape(-1, width)
+        for at in range(0, len(cells), _ROWS_AT_ONCE):
+            digits = cells[at:at + _ROWS_AT_ONCE] - low  # a digit's value; 0 for a character as the first's
+            if not (digits <= span).all():  # (uint8: a byte below its low wraps round, past the span)
+                return False
+            for begin, end, least, most in _ISO_FIELDS:
+                number = digits[:, begin].astype(np.int16)
+                for column in range(begin + 1, end):
+                    number = number * 10 + digits[:, column]
+                if number.min() < least or number.max() > most:
+                    return False
+    return True
 
 
 def text_codes(series: pd.Series) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.object_]] | None:

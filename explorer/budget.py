@@ -14,6 +14,7 @@ from pathlib import Path
 
 from explorer.config import RunConfig, WindowKind
 from explorer.errors import InputError
+from explorer.timeutil import format_duration
 
 BYTES_PER_EVENT = 400
 BYTES_PER_ASSIGNMENT = 170
@@ -35,9 +36,11 @@ def windows_per_event(config: RunConfig) -> int:
     return -(-window.size // window.slide) if window.kind in (WindowKind.SLIDING, WindowKind.CUMULATE) else 1
 
 
-def run_bytes(events: int, config: RunConfig) -> int:
-    """Predicted peak memory of one run over ``events`` events."""
-    return events * (BYTES_PER_EVENT + BYTES_PER_ASSIGNMENT * windows_per_event(config))
+def run_bytes(events: int, config: RunConfig, pairs: int | None = None) -> int:
+    """Predicted peak memory of one run over ``events`` events, with ``pairs`` (event, window) pairs when the
+    stream decides them (Kafka's sliding windows: ``core.kstreams_sliding.joins``), else as the window makes them."""
+    pairs = events * windows_per_event(config) if pairs is None else pairs
+    return events * BYTES_PER_EVENT + BYTES_PER_ASSIGNMENT * pairs
 
 
 def available_bytes() -> int | None:
@@ -75,20 +78,22 @@ def text_bytes(size: int) -> str:
     return f"{size / 1024**2:,.0f} MiB of text"
 
 
-def check_run(events: int, config: RunConfig) -> None:
+def check_run(events: int, config: RunConfig, pairs: int | None = None) -> None:
     """Refuse a run that would not fit, with the prediction and the ways out."""
-    _refuse_unless_fits(run_bytes(events, config), f"this run ({_spread(events, config)})",
+    _refuse_unless_fits(run_bytes(events, config, pairs), f"this run ({_spread(events, config, pairs)})",
                         f"sample the stream, use {_coarser(config)}or --engine spark")
 
 
-def check_sweep(events: int, configs: Sequence[RunConfig], in_flight: int) -> None:
-    """A curve or tune evaluates ``in_flight`` configurations at once, each with a run's tables."""
+def check_sweep(events: int, configs: Sequence[RunConfig], in_flight: int, pairs: int | None = None) -> None:
+    """A curve or tune evaluates ``in_flight`` configurations at once, each with a run's tables (``pairs``: the
+    most (event, window) pairs one makes, when the stream decides them)."""
     if not configs:
         return
     widest = max(configs, key=windows_per_event)
     at_once = max(1, min(in_flight, len(configs)))
-    _refuse_unless_fits(at_once * run_bytes(events, widest),
-                        f"this sweep ({at_once} evaluation{'s' * (at_once > 1)} at once of {_spread(events, widest)})",
+    _refuse_unless_fits(at_once * run_bytes(events, widest, pairs),
+                        f"this sweep ({at_once} evaluation{'s' * (at_once > 1)} at once of "
+                        f"{_spread(events, widest, pairs)})",
                         f"sample the stream, use {_coarser(widest)}or the Spark sweep (curve --engine spark)")
 
 
@@ -112,12 +117,18 @@ def check_spark_sweep(events: int, configs: Sequence[RunConfig], parallelism: in
                         "sample the stream, or run on a cluster (--master)")
 
 
-def _spread(events: int, config: RunConfig) -> str:
+def _spread(events: int, config: RunConfig, pairs: int | None = None) -> str:
+    if pairs is not None:  # Kafka's sliding windows: a record joins a window per record of its key within D
+        return (f"{events:,} events, up to {pairs:,} (event, window) pairs: Kafka's sliding windows make a window "
+                f"per record, and a record joins those of its key's records within {format_duration(config.window.size)}"
+                f", {-(-pairs // max(events, 1)):,} on average here")
     per = windows_per_event(config)
     return f"{events:,} events" + (f" × {per:,} windows each" if per > 1 else "")
 
 
 def _coarser(config: RunConfig) -> str:
+    if config.window.kind is WindowKind.KSTREAMS_SLIDING:
+        return "a shorter time difference, "
     return f"a longer slide than {config.window}, " if windows_per_event(config) > 1 else ""
 
 

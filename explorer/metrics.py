@@ -11,7 +11,7 @@ import numpy as np
 
 from explorer.budget import check_sweep
 from explorer.config import RunConfig, apply_delay
-from explorer.core import Metrics, run_metrics
+from explorer.core import Metrics, kstreams_sliding, run_metrics
 from explorer.errors import InputError
 from explorer.streams import Stream
 from explorer.timeutil import MICROS, exact_duration, exact_seconds
@@ -118,7 +118,7 @@ def sweep(stream: Stream, config: RunConfig, delays: list[int], workers: int | N
         return []
     configs = [apply_delay(config, delay) for delay in delays]
     workers = workers or os.cpu_count() or 1
-    check_sweep(len(stream), configs, workers)
+    check_sweep(len(stream), configs, workers, kstreams_sliding.joins(stream, config))
 
     def evaluate(c: RunConfig) -> Metrics:
         if stop is not None and stop():
@@ -190,7 +190,7 @@ def tune(stream: Stream, config: RunConfig, target: float) -> Tuning:
     time decides, or the target is above what the late events allow)."""
     if not 0 < target <= 1:
         raise InputError(f"the completeness target is a fraction in (0, 1], not {target!r}")
-    check_sweep(len(stream), [config], 1)
+    check_sweep(len(stream), [config], 1, kstreams_sliding.joins(stream, config))
     evaluations = 0
 
     def at(delay: int) -> Metrics:

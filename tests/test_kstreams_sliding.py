@@ -212,3 +212,26 @@ def test_with_grace_for_every_record_each_window_holds_the_records_in_it(records
         assert set(ids) == inside, (key, start // MS)
     starts = set(zip(last["key"], last["start"] // MS))
     assert all((key, max(t - d, 0)) in starts for _, key, t in rows)
+
+
+def test_a_run_whose_records_would_join_too_many_windows_is_refused_with_the_figure(capsys, monkeypatch):
+    """How many windows a record joins depends on how densely its key's records lie, not on the window alone:
+    20,000 textbook events in one key, D = 1 h, make up to 236,172,800 (event, window) pairs (the kernel would map
+    ~40 GB), which a machine with 1 GiB is refused in one line before anything runs, as a curve is; D = 10 s
+    (819,580 pairs) runs. Counting a window per event, as for tumbling windows, let the 1 h run start."""
+    from explorer.cli import main
+    from explorer.metrics import curve
+    from explorer.streams import generate
+
+    monkeypatch.setattr("explorer.budget.available_bytes", lambda: 1024**3)
+    argv = ["run", "--synthetic", "textbook", "--preset", "kafka-streams", "--window", "kstreams-sliding:1h"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: this run (20,000 events, up to 236,172,800 (event, window) pairs") and \
+        "within 1h" in err and "GiB but 1.0 GiB is available" in err and err.count("\n") == 1, err
+    stream = generate("textbook", events=20_000)
+    config = replace(preset("kafka-streams"), window=WindowSpec.parse("kstreams-sliding:1h"))
+    with pytest.raises(InputError, match=r"this sweep \(1 evaluation at once of 20,000 events, up to 236,172,800"):
+        curve(stream, config, [0, 1_000_000], workers=1)
+    assert main(["run", "--synthetic", "textbook", "--preset", "kafka-streams", "--window",
+                 "kstreams-sliding:10s"]) == 0

@@ -25,7 +25,7 @@ def run(stream: Stream, config: RunConfig | None = None, engine: str = "compiled
     config = config or RunConfig()
     if engine not in ENGINES:
         raise InputError(f"unknown local engine {engine!r}; use one of {', '.join(ENGINES)}")
-    check_run(len(stream), config)
+    check_run(len(stream), config, kstreams_sliding.joins(stream, config))
     check_inputs(stream, config)
     # on-batch: the kernel runs on-update, and its table is coalesced here (the reference does it in run_reference)
     if engine == "reference":

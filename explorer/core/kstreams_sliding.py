@@ -22,9 +22,13 @@ from __future__ import annotations
 import heapq
 from bisect import bisect_left, bisect_right, insort
 
-from explorer.config import RunConfig, WindowKind, WindowSpec
+import numpy as np
+import numpy.typing as npt
+
+from explorer.config import RunConfig, TimeSource, WindowKind, WindowSpec
 from explorer.config.windows import MILLISECOND
 from explorer.core.windows import Admission, Lateness, Window, WindowStore
+from explorer.streams import Stream
 
 
 def refusal(config: RunConfig) -> str | None:
@@ -39,6 +43,37 @@ def refusal(config: RunConfig) -> str | None:
             return (f"--window {config.window} (Kafka Streams' SlidingWindows) has no triggers: {option} is Beam's or "
                     "Flink's; Kafka Streams emits on-update, on-batch (its record cache) or on-close")
     return None
+
+
+def reach(key: npt.NDArray[np.int64], t: npt.NDArray[np.int64], d: int) -> npt.NDArray[np.int64]:
+    """Per record, how many records of its key (``key``: integer codes) lie within D + 1 ms of it (itself
+    included), for times ``t`` in µs and D = ``d`` ms: a bound on the windows it can join (those starting in
+    [t − D, t] belong to a record in [t − D − 1, t + D]). The kernel sizes its tables by it, the budget its run."""
+    ms = t // MILLISECOND
+    if len(ms) == 0:
+        return ms
+    low = int(ms.min())
+    span = int(ms.max()) - low + 2 * d + 4
+    placed = key * span + (ms - low + d + 2)  # one key's records never reach the next's
+    ordered = np.sort(placed)
+    return (np.searchsorted(ordered, placed + d + 1, side="right")
+            - np.searchsorted(ordered, placed - d - 1, side="left")).astype(np.int64)
+
+
+def joins(stream: Stream, config: RunConfig) -> int | None:
+    """The (record, window) pairs a run can make at most under Kafka's sliding windows, which depend on how
+    densely each key's records lie, not on the window alone; None for the other windows (``budget`` counts them
+    from the window). Cached per D and clock on the stream, so a sweep's delays share it."""
+    if config.window.kind is not WindowKind.KSTREAMS_SLIDING:
+        return None
+    processing = config.time.time_source is TimeSource.PROCESSING
+    d = config.window.size // MILLISECOND
+
+    def count() -> int:
+        times = stream.events["arrival_time" if processing else "event_time"].to_numpy(dtype=np.int64)
+        return int(reach(stream.codes("key")[0], times, d).sum())
+
+    return int(stream.cached(("kstreams-joins", d, processing), count))
 
 
 class KafkaSlidingWindows:

@@ -18,6 +18,7 @@ import pandas as pd
 from explorer.config import RunConfig, WindowKind
 from explorer.core.compiled import layout as L
 from explorer.core.compiled.state import TABLES, State
+from explorer.core.kstreams_sliding import reach as kstreams_reach
 from explorer.core.rules import as_ints, derive
 from explorer.streams import Batches, Stream, batches_for
 
@@ -191,21 +192,6 @@ def _merge_tree(n_partitions: int, leaves: int, pick_min: bool) -> npt.NDArray[n
 MS = 1000  # Kafka Streams' millisecond
 
 
-def _reach(codes: EventCodes, d: int) -> npt.NDArray[np.int64]:
-    """Per record, how many records of its key lie within D + 1 ms of it (itself included): a bound on the windows
-    it can join under Kafka Streams' sliding windows (those starting in [t − D, t] belong to a record in
-    [t − D − 1, t + D])."""
-    ms = codes.t // MS
-    if len(ms) == 0:
-        return ms
-    low = int(ms.min())
-    span = int(ms.max()) - low + 2 * d + 4
-    placed = codes.key * span + (ms - low + d + 2)  # one key's records never reach the next's
-    ordered = np.sort(placed)
-    return (np.searchsorted(ordered, placed + d + 1, side="right")
-            - np.searchsorted(ordered, placed - d - 1, side="left")).astype(np.int64)
-
-
 def _blocks(bound_per_group: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     return np.concatenate([[0], np.cumsum(bound_per_group)[:-1]]).astype(np.int64)
 
@@ -244,7 +230,8 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
     window_key: npt.NDArray[np.int64] | int = 0  # (sessions and Kafka's sliding windows: allocated as they open)
     window_start: npt.NDArray[np.int64] | int = 0
     window_end: npt.NDArray[np.int64] | int = 0
-    reach = _reach(codes, config.window.size // MS) + 4 if record_windows else np.zeros(0, dtype=np.int64)
+    reach = (kstreams_reach(codes.key, codes.t, config.window.size // MS) + 4 if record_windows
+             else np.zeros(0, dtype=np.int64))
     if record_windows:  # Kafka Streams' sliding windows, allocated as records make them (compiled/kstreams.py)
         windows = None
         window_of = np.zeros(0, dtype=np.int64)
@@ -390,7 +377,7 @@ def run_kernel(stream: Stream, config: RunConfig) -> Prepared:
     prepared = prepare(stream, config)
     run(prepared.state)
     m, state = prepared.state.m, prepared.state
-    assert m[L.SC_KPAIRS] <= state.kpairs_capacity  # (a proven bound: _reach)
+    assert m[L.SC_KPAIRS] <= state.kpairs_capacity  # (a proven bound: kstreams_sliding.reach)
     if m[L.SC_EMISSIONS] > state.emissions_capacity or m[L.SC_TRACE] > state.trace_capacity:
         prepared = prepare(stream, config, emissions=int(m[L.SC_EMISSIONS]), trace=int(m[L.SC_TRACE]))
         run(prepared.state)

@@ -15,12 +15,10 @@ end: ``watermark >= window.end``), an element is dropped for a window once the w
 lateness, and a window the watermark has passed fires one late pane per bundle that adds to it. The program
 therefore advances the TestStream's watermark (to the preset's value, exactly) only before an event for which one of
 those would come out otherwise (its own windows, or a session of its key it could merge with), and starts a new
-bundle only where two events would share a late pane. The panes are those of one step per event (two steps an event:
-100,000 for the 50k-event Kafka-like export), in 53 steps (tumbling, no allowed lateness) to 9,000 (sessions, 30 s
-allowed lateness).
+bundle only where two events would share a late pane: the panes of 100,000 steps (two an event, the 50k-event
+Kafka-like export) in 53 (tumbling, no allowed lateness) to 9,000 (sessions, 30 s allowed lateness).
 
-Times are µs: the program runs with ``test_runner_api=False``, since the runner API's TestStream payload holds ms
-and would truncate them.
+Times are µs: ``test_runner_api=False``, as the runner API's TestStream payload holds ms and would truncate them.
 
 Early firings (``--early-firings T``): the trigger gets ``early=AfterProcessingTime(T)``, and the TestStream's
 processing clock follows the arrival times (``advance_processing_time``): it is moved to an event's arrival before
@@ -35,14 +33,10 @@ as the watermark: a timer due at or after a window's end, in the same numbers, f
 LATE, and no ON_TIME pane follows. So every event time (and the watermark) is moved by whole window periods past the
 last timer, and the panes are written back in the file's times.
 
-Sessions: the program runs on Beam's Python DirectRunner, which never drops a fired session's state (its
-``GeneralTriggerDriver`` has no garbage-collection timer: ``TODO(robertwb): allowed lateness``), so an element whose
-own session has not expired (the watermark is not past its end + allowed lateness) merges into an overlapping session
-however long ago that fired, and the merged session, late once any part of it fired, fires at once and then once per
-bundle that adds to it, never again at its new end. That is the prediction with ``--session-state-kept``, which
-``verify --engine beam`` holds it against; without it the program says so in a NOTE. Beam's Java runners and Dataflow
-drop a fired session at end + allowed lateness (``ReduceFnRunner``'s cleanup timer): the beam preset's default, for
-a deployment there.
+Sessions: Beam's Python DirectRunner never drops a fired session (no garbage-collection timer), so an element merges
+into an overlapping one however old and fires it at once: the prediction with ``--session-state-kept``, which
+``verify --engine beam`` holds the program against (a NOTE says so without it). Java runners and Dataflow drop it at
+end + allowed lateness, the beam preset's default (docs/engines.md).
 
 Output contract (docs/export.md): ``python job.py EVENTS OUTDIR`` (in a venv with apache-beam 2.77.0 and pandas)
 writes ``OUTDIR/emissions.jsonl`` (``key``, ``window_start``, ``window_end`` in µs, ``ids``, ``seq``: the order the

@@ -612,3 +612,17 @@ def test_an_avro_file_cut_anywhere_is_one_line(tmp_path):
         path = tmp_path / "cut.avro"
         path.write_bytes(content[:cut])
         holds_the_contract(["validate", str(path)])
+
+
+@pytest.mark.parametrize("failure", [MemoryError(), OSError(12, "Cannot allocate memory")])
+def test_running_out_of_memory_past_the_prediction_is_one_line_not_a_write_error(capsys, monkeypatch, failure):
+    """Should a run outgrow what budget.py predicted (numpy's MemoryError, or the kernel's arena failing to map:
+    ENOMEM), the command ends with one line saying so, not a traceback, nor 'cannot write the output'."""
+    import explorer.core.compiled
+
+    def fail(*args, **kwargs):
+        raise failure
+
+    monkeypatch.setattr(explorer.core.compiled, "evaluate", fail)
+    err = refused(capsys, ["run", "--synthetic", "textbook", "--events", "300"], "ran out of memory", "sample the")
+    assert "cannot write" not in err

@@ -9,6 +9,7 @@ printed for a person to read) and ``spark_runs`` (the Spark engines, with progre
 from __future__ import annotations
 
 import argparse
+import errno
 import hashlib
 import io
 import json
@@ -375,8 +376,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_STATUS[Interrupted]
     except BrokenPipeError:
         return 0
-    except OSError as exc:  # the answer could not be written: standard output on a full device, say
-        print(f"error: cannot write the output: {exc.strerror or exc.__class__.__name__}", file=user_stderr())
-        _drop_stdout()
+    except (MemoryError, OSError) as exc:
+        if isinstance(exc, OSError) and exc.errno != errno.ENOMEM:  # the answer could not be written: a full device
+            print(f"error: cannot write the output: {exc.strerror or exc.__class__.__name__}", file=user_stderr())
+            _drop_stdout()
+        else:  # past what budget.py predicted: one line, not a traceback, nor taken for a write error
+            print("error: the machine ran out of memory for this command; sample the stream, or use --engine spark",
+                  file=user_stderr())
         return EXIT_STATUS[InputError]
     return 0

@@ -24,6 +24,7 @@ from explorer.core import Metrics
 from explorer.metrics import CurveRow, FrontierPoint, SweepStopped, Tuning, best_point, curve, frontier, tune
 from explorer.streams import Stream
 from explorer.timeutil import MICROS, exact_seconds
+from explorer.ui.frames_ahead import background_workers
 from explorer.ui.live_figure import LiveFigure
 from explorer.ui.plotly_messages import send
 from explorer.ui.words import duration, plural
@@ -111,7 +112,8 @@ class Sweep:
 
         def work() -> None:
             try:
-                rows = curve(stream, config, self.delays(max_delay), stop=lambda: generation != self.generation)
+                rows = curve(stream, config, self.delays(max_delay), background_workers(len(stream)),
+                             stop=lambda: generation != self.generation)
             except SweepStopped:
                 return
             with self._lock:

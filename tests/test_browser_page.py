@@ -173,11 +173,12 @@ def test_every_panel_is_drawn_and_readable_with_the_file_browser_open(lab, tmp_p
         examples.select_option(index=min(3, examples.locator("option").count() - 1))
         page.wait_for_function("() => [...document.querySelectorAll('.widget-html-content')]"
                                ".some(e => e.querySelector('li') && /^(window|event) /.test(e.textContent))")
-        try:  # the figure made on first use is fitted within moments of appearing (fit_width.py), then looked at
+        try:  # the figure made on first use is fitted once the kernel hears its width (fit_width.py), then looked
+            # at; the kernel may still be busy with the comparison or the curve (a clean-clone make test waited > 1 s)
             page.wait_for_function("""() => [...document.querySelectorAll('.js-plotly-plot')].some(p =>
                 /each preset/.test((p.querySelector('.gtitle') || {}).textContent || '') &&
                 p.querySelector('.main-svg').getBoundingClientRect().width >= p.getBoundingClientRect().width - 30)""",
-                                   timeout=1_000)
+                                   timeout=15_000)
         except PlaywrightTimeout:
             pass  # look() names it
         seen = look(page)

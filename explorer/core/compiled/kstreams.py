@@ -20,7 +20,7 @@ from explorer.core.compiled.layout import (KP_ADMITTED, KP_END, KP_EVENT, KP_FIE
                                            REASON_UPDATE, SC_DIRTY, SC_KFORWARD, SC_KPAIRS, SC_KTAKEN, SC_NODES,
                                            SC_WINDOWS)
 from explorer.core.compiled.state import State
-from explorer.core.compiled.windows import admits_late, open_window, push_fire, remove
+from explorer.core.compiled.windows import admits_late, join, open_window, push_fire, remove
 
 MS = 1000
 
@@ -82,28 +82,15 @@ def _insert(st: State, k: int, w: int) -> None:
         after = m[st.win_sw_prev + after]
     before = m[st.key_sw_head + k] if after < 0 else m[st.win_sw_next + after]
     m[st.win_sw_prev + w], m[st.win_sw_next + w] = after, before
-    if after >= 0:
-        m[st.win_sw_next + after] = w
-    else:
-        m[st.key_sw_head + k] = w
-    if before >= 0:
-        m[st.win_sw_prev + before] = w
-    else:
-        m[st.key_sw_tail + k] = w
+    join(m, st.win_sw_prev, st.win_sw_next, st.key_sw_head + k, st.key_sw_tail + k, after, w)
+    join(m, st.win_sw_prev, st.win_sw_next, st.key_sw_head + k, st.key_sw_tail + k, w, before)
 
 
 @njit(cache=True)
 def _unlink(st: State, k: int, w: int) -> None:
     m = st.m
-    prev, nxt = m[st.win_sw_prev + w], m[st.win_sw_next + w]
-    if prev >= 0:
-        m[st.win_sw_next + prev] = nxt
-    else:
-        m[st.key_sw_head + k] = nxt
-    if nxt >= 0:
-        m[st.win_sw_prev + nxt] = prev
-    else:
-        m[st.key_sw_tail + k] = prev
+    join(m, st.win_sw_prev, st.win_sw_next, st.key_sw_head + k, st.key_sw_tail + k, m[st.win_sw_prev + w],
+         m[st.win_sw_next + w])
 
 
 @njit(cache=True)

@@ -10,6 +10,7 @@ another in O(1); an emission records (head, count), the prefix the window held t
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from explorer.core.compiled import heaps
@@ -78,21 +79,28 @@ def open_window(st: State, w: int) -> None:
     push_fire(st, w)
 
 
+@njit(cache=True, inline="always")
+def join(m: np.ndarray, prev_at: int, next_at: int, head_at: int, tail_at: int, left: int, right: int) -> None:
+    """Make ``left`` and ``right`` neighbours in a doubly linked list of windows whose links are arena columns
+    (``prev_at + w``, ``next_at + w``) and whose ends are the cells ``head_at`` and ``tail_at``; −1 is the list's end.
+    Taking w out joins its neighbours; putting it between two joins it to each."""
+    if left >= 0:
+        m[next_at + left] = right
+    else:
+        m[head_at] = right
+    if right >= 0:
+        m[prev_at + right] = left
+    else:
+        m[tail_at] = left
+
+
 @njit(cache=True)
 def remove(st: State, w: int) -> None:
     m = st.m
     k = m[st.win_key + w]
     m[st.win_alive + w] = 0
     m[SC_ALIVE] -= 1
-    prev, nxt = m[st.win_prev + w], m[st.win_next + w]
-    if prev >= 0:
-        m[st.win_next + prev] = nxt
-    else:
-        m[st.key_head + k] = nxt
-    if nxt >= 0:
-        m[st.win_prev + nxt] = prev
-    else:
-        m[st.key_tail + k] = prev
+    join(m, st.win_prev, st.win_next, st.key_head + k, st.key_tail + k, m[st.win_prev + w], m[st.win_next + w])
 
 
 @njit(cache=True, inline="always")

@@ -255,7 +255,7 @@ def read_parquet(source: Path | IO[bytes]) -> pd.DataFrame:
     import pyarrow.types as types
 
     arrow_memory()
-    table = pq.read_table(source)
+    table = pq.read_table(source, pre_buffer=False)  # (its coalesced reads left ~80 MB resident at 10M rows)
     if not any(types.is_struct(field.type) for field in table.schema):
         plain: pd.DataFrame = table.to_pandas(types_mapper=arrow_strings)
         return plain

@@ -18,6 +18,9 @@ from explorer.timeutil import format_duration
 
 BYTES_PER_EVENT = 400
 BYTES_PER_ASSIGNMENT = 170
+# a periodic pane made in Python (a dict, then a table row) and each id it lists (a reference in its tuple)
+BYTES_PER_PANE = 600
+BYTES_PER_LISTED_ID = 8
 BYTES_PER_LOADED_ROW = 600  # an Avro row read through Python objects and validated into a Stream
 # Parquet and CSV are read by Arrow, a column at a time (streams/columnar.py): validate on 10M events peaked at
 # 1.9 GB for Parquet and 2.0 GB for a 448 MB CSV, the interpreter included (benchmarks/RESULTS.md, issue 31)
@@ -115,6 +118,13 @@ def check_spark_sweep(events: int, configs: Sequence[RunConfig], parallelism: in
     _refuse_unless_fits(SPARK_SESSION_BYTES + parallelism * per_worker,
                         f"a Spark sweep here ({parallelism} workers, each with {_spread(events, widest)})",
                         "sample the stream, or run on a cluster (--master)")
+
+
+def check_panes(panes: int, listed: int, what: str, ways_out: str) -> None:
+    """Periodic panes added after a run (Flink's continuous triggers): ``panes`` rows at most, listing ``listed``
+    ids at most between them (an accumulating pane lists its whole window so far). Refused before any is made: an
+    interval of 1 µs on 10 s windows would make ten million panes a window."""
+    _refuse_unless_fits(panes * BYTES_PER_PANE + listed * BYTES_PER_LISTED_ID, what, ways_out)
 
 
 def _spread(events: int, config: RunConfig, pairs: int | None = None) -> str:

@@ -144,3 +144,26 @@ def test_a_periodic_panes_event_time_latency_is_its_own_watermarks_largest_event
         pane = w[(w["key"] == "a") & (w["revision"] == 1)]
         assert pane[["reason", "ids", "emit_time"]].values.tolist() == [["EARLY", ("a1", "a2"), 2_200_000]]
         assert pane["latency_event"].tolist() == [-3 * S]
+
+
+@pytest.mark.parametrize("flag", ["--continuous-event-time", "--continuous-processing-time"])
+def test_an_interval_too_short_for_the_memory_is_refused_with_the_figure_before_any_pane_is_made(capsys, flag,
+                                                                                                 monkeypatch):
+    """1 µs on the textbook stream's 10 s windows would make ten billion panes (event time: a pane per µs of
+    each window; processing time: per µs from each window's first arrival), which hung the run for ever; now one
+    line with the figure. The bound is not a blanket refusal: at 100 ms, with the memory said to be 5 GiB, the run
+    goes ahead, and the bound lies between the panes made and three times as many."""
+    from explorer.core import triggers
+
+    argv = ["run", "--synthetic", "textbook", "--preset", "flink", flag, "1us"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {flag} 1us on this run (1,000 windows, up to ") and "periodic panes) needs " \
+        "about" in err and "use a longer interval" in err and err.count("\n") == 1, err
+    made = []
+    monkeypatch.setattr(triggers, "check_panes", lambda panes, listed, what, ways: made.append(panes))
+    monkeypatch.setattr("explorer.budget.available_bytes", lambda: 5 * 1024**3)
+    stream = generate("textbook")
+    config = preset("flink").with_time(**{flag[2:].replace("-", "_"): 100_000})
+    panes = len(run(stream, config).windows)
+    assert made and panes <= made[0] < 3 * panes  # the bound holds, and is within a few times the truth

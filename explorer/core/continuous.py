@@ -36,7 +36,7 @@ from explorer.config import MILLISECOND
 from explorer.core.result import Reason, Result
 from explorer.core.rules import derive
 from explorer.core.summary import with_windows
-from explorer.core.triggers import prepend_panes
+from explorer.core.triggers import check_periodic, prepend_panes
 from explorer.core.watermarks import GLOBAL
 
 TICK = MILLISECOND  # a window's end − Flink's maxTimestamp: a timer at b fires when the effective mark is b + 1 ms
@@ -48,6 +48,7 @@ def add_continuous_panes(result: Result) -> Result:
     interval = config.time.continuous_event_time
     if interval is None:
         return result
+    check_periodic(result, "--continuous-event-time", interval, processing=False)
     windows = _with_periodic(result, interval)
     return with_windows(result, windows)
 

@@ -36,7 +36,7 @@ from explorer.config import MILLISECOND, Panes, TimeSource
 from explorer.core.result import Metrics, Result, Stat, canonical_order
 from explorer.core.rules import derive
 from explorer.core.summary import with_windows
-from explorer.core.triggers import pane_rows
+from explorer.core.triggers import check_periodic, pane_rows
 from explorer.core.watermarks import GLOBAL
 
 def add_processing_panes(result: Result) -> Result:
@@ -45,6 +45,7 @@ def add_processing_panes(result: Result) -> Result:
     interval = result.config.time.continuous_processing_time
     if interval is None:
         return result
+    check_periodic(result, "--continuous-processing-time", interval, processing=True)
     out = with_windows(result, _with_periodic(result, interval))
     return replace(out, metrics=_metrics(out))
 

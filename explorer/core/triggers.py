@@ -11,11 +11,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from explorer.budget import check_panes
 from explorer.config import Emit, Panes, RunConfig, WindowKind
 from explorer.core.coalesce import last_up_to, marks_at
 from explorer.core.result import WINDOW_COLUMNS, Reason, Result, canonical_order
 from explorer.core.rules import derive
 from explorer.core.watermarks import GLOBAL
+from explorer.timeutil import format_duration
 
 
 
@@ -74,6 +76,30 @@ def refusal(config: RunConfig) -> str | None:
 # a window's panes before its first emission, from that emission's row and the events it holds: each pane's fields
 # (emit_time, and emit_batch and the watermark when the trigger knows them) and the events it holds, in order
 Fire = Callable[[int, tuple[str, ...]], Sequence[tuple[dict[str, object], Sequence[str]]]]
+
+
+def check_periodic(result: Result, flag: str, interval: int, processing: bool) -> None:
+    """Refuse, with the figure, periodic panes that would not fit, before any is made. A window fires at most once
+    per ``interval`` from its first element (its start for event time; for processing time its first element's
+    arrival, and not past the last arrival) to its end, each pane listing at most the window's events."""
+    w = result.windows
+    if w.empty:
+        return
+    first = ~w.duplicated(["key", "start", "end"], keep="first").to_numpy()  # a window's first emission holds its
+    begin = w["start"].to_numpy(dtype=np.int64)[first]                      # earliest event (emit on close)
+    stop = w["end"].to_numpy(dtype=np.int64)[first]
+    if processing:
+        events = result.events
+        arrival_of = dict(zip(events["id"].tolist(), events["arrival_time"].tolist()))
+        begin = np.array([min((arrival_of[e] for e in ids), default=end) for ids, end in
+                          zip(w["ids"].to_numpy(dtype=object)[first], stop)], dtype=np.int64)
+        stop = np.minimum(stop, int(events["arrival_time"].max()) + interval)
+    count = w.groupby(["key", "start", "end"], sort=False)["count"].max().to_numpy(dtype=np.int64)
+    panes = np.maximum(stop - begin, 0) // interval + 2
+    total = int(panes.sum())
+    check_panes(total, int((panes * count).sum()),
+                f"{flag} {format_duration(interval)} on this run ({len(panes):,} windows, up to {total:,} periodic "
+                "panes)", "use a longer interval")
 
 
 def prepend_panes(result: Result, fire: Fire) -> pd.DataFrame:

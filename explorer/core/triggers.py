@@ -85,8 +85,9 @@ def check_periodic(result: Result, flag: str, interval: int, processing: bool) -
     w = result.windows
     if w.empty:
         return
-    first = ~w.duplicated(["key", "start", "end"], keep="first").to_numpy()  # a window's first emission holds its
-    begin = w["start"].to_numpy(dtype=np.int64)[first]                      # earliest event (emit on close)
+    # each window's first emission (emit on close: it holds the window's earliest event), in the groups' order
+    first = ~w.duplicated(["key", "start", "end"], keep="first").to_numpy()
+    begin = w["start"].to_numpy(dtype=np.int64)[first]
     stop = w["end"].to_numpy(dtype=np.int64)[first]
     if processing:
         events = result.events

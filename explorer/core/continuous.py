@@ -48,7 +48,11 @@ def add_continuous_panes(result: Result) -> Result:
     interval = config.time.continuous_event_time
     if interval is None:
         return result
-    check_periodic(result, "--continuous-event-time", interval, processing=False)
+    w = result.windows
+    first = ~w.duplicated(["key", "start", "end"], keep="first").to_numpy()  # each window's, in the groups' order
+    check_periodic("--continuous-event-time", interval, w["start"].to_numpy(dtype=np.int64)[first],
+                   w["end"].to_numpy(dtype=np.int64)[first],
+                   w.groupby(["key", "start", "end"], sort=False)["count"].max().to_numpy(dtype=np.int64))
     windows = _with_periodic(result, interval)
     return with_windows(result, windows)
 

@@ -45,7 +45,6 @@ def add_processing_panes(result: Result) -> Result:
     interval = result.config.time.continuous_processing_time
     if interval is None:
         return result
-    check_periodic(result, "--continuous-processing-time", interval, processing=True)
     out = with_windows(result, _with_periodic(result, interval))
     return replace(out, metrics=_metrics(out))
 
@@ -98,11 +97,17 @@ def _with_periodic(result: Result, interval: int) -> pd.DataFrame:
     starts, ends = w["start"].to_numpy(dtype=np.int64), w["end"].to_numpy(dtype=np.int64)
     ids = w["ids"].to_numpy(dtype=object)
     order = np.argsort(window_of, kind="stable")
+    windows = []  # each window with events: key, start, end, and its events' rows in processing order
     for at in np.split(order, np.flatnonzero(np.diff(window_of[order])) + 1):  # each window's rows
-        key, start, end = w["key"].iat[at[0]], int(starts[at[0]]), int(ends[at[0]])
         members = np.array(sorted({index_of[e] for row in at.tolist() for e in ids[row]}), dtype=np.int64)
-        if not len(members):
-            continue
+        if len(members):
+            windows.append((w["key"].iat[at[0]], int(starts[at[0]]), int(ends[at[0]]), members))
+    # a window fires from its first element's arrival to its end, and not past the last arrival
+    check_periodic("--continuous-processing-time", interval,
+                   np.array([arrivals[members[0]] for *_, members in windows], dtype=np.int64),
+                   np.minimum([end for _, _, end, _ in windows], int(arrivals.max()) + interval),
+                   np.array([len(members) for *_, members in windows], dtype=np.int64))
+    for key, start, end, members in windows:
         scope = str(key) if rules.per_key else str(partition_of[key]) if rules.per_partition else GLOBAL
         purge = None if processing else _purged_at(purges.get(scope), end + config.time.allowed_lateness)
         shown = np.zeros(len(members), dtype=bool)

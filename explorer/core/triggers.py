@@ -78,24 +78,10 @@ def refusal(config: RunConfig) -> str | None:
 Fire = Callable[[int, tuple[str, ...]], Sequence[tuple[dict[str, object], Sequence[str]]]]
 
 
-def check_periodic(result: Result, flag: str, interval: int, processing: bool) -> None:
-    """Refuse, with the figure, periodic panes that would not fit, before any is made. A window fires at most once
-    per ``interval`` from its first element (its start for event time; for processing time its first element's
-    arrival, and not past the last arrival) to its end, each pane listing at most the window's events."""
-    w = result.windows
-    if w.empty:
-        return
-    # each window's first emission (emit on close: it holds the window's earliest event), in the groups' order
-    first = ~w.duplicated(["key", "start", "end"], keep="first").to_numpy()
-    begin = w["start"].to_numpy(dtype=np.int64)[first]
-    stop = w["end"].to_numpy(dtype=np.int64)[first]
-    if processing:
-        events = result.events
-        arrival_of = dict(zip(events["id"].tolist(), events["arrival_time"].tolist()))
-        begin = np.array([min((arrival_of[e] for e in ids), default=end) for ids, end in
-                          zip(w["ids"].to_numpy(dtype=object)[first], stop)], dtype=np.int64)
-        stop = np.minimum(stop, int(events["arrival_time"].max()) + interval)
-    count = w.groupby(["key", "start", "end"], sort=False)["count"].max().to_numpy(dtype=np.int64)
+def check_periodic(flag: str, interval: int, begin: np.ndarray, stop: np.ndarray, count: np.ndarray) -> None:
+    """Refuse, with the figure, periodic panes that would not fit, before any is made: each window (``begin``,
+    ``stop``: from when to when its trigger can fire; ``count``: its events) fires at most once per ``interval``
+    between them, each pane listing at most its events."""
     panes = np.maximum(stop - begin, 0) // interval + 2
     total = int(panes.sum())
     check_panes(total, int((panes * count).sum()),

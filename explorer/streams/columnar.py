@@ -15,6 +15,7 @@ JSON, Avro, uploads and generators; :func:`strings` gives both as one Arrow arra
 from __future__ import annotations
 
 import re
+
 import numpy as np
 import numpy.typing as npt
 import pandas as pd

@@ -98,3 +98,17 @@ def test_a_file_nearly_in_arrival_order_is_ordered_without_touching_the_callers_
     assert stream.events["id"].tolist()[9:13] == ["e9", "e11", "e10", "e12"]
     assert stream.events["value"].tolist()[9:13] == [9.0, 11.0, 10.0, 12.0]
     assert stream.events["arrival_time"].is_monotonic_increasing
+
+
+def test_the_arena_holds_a_batch_per_events_arrivals_once_and_no_queue_it_does_not_read(tmp_path):
+    """At 10M events each table of the arena is 80 MB: a batch per event opens and commits at its event's arrival,
+    so those two tables are one, and Bytewax's queue of held items (−1 when written) is written only where live
+    wake-ups read it (together 150 MB of `run`'s peak at 10M)."""
+    from explorer.core.compiled.plan import prepare
+
+    stream = load_events(chunked_file(tmp_path))
+    plain = prepare(stream, preset("voltsp"))
+    assert plain.state.batch_open == plain.state.commit
+    assert not plain.table("ev_held_next").any()  # (zeros: its pages never written)
+    live = prepare(stream, preset("bytewax").with_time(bytewax_live_wakeups=True))
+    assert (live.table("ev_held_next") == -1).all()

@@ -308,7 +308,7 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         "grp_exp_base": _blocks(3 * events_per_group + 1) if record_windows else 0,
     }
     unread = _unread(settings)
-    shared = _shared(initial, unread)
+    shared = _shared(initial, {name: sizes[dimension] for name, dimension, _ in TABLES}, unread)
     starts: dict[str, int] = {}
     at = L.SC_SLOTS
     for name, dimension, _ in TABLES:
@@ -337,17 +337,22 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
                     memory)
 
 
-EVENT_INPUTS = ("ev_t", "ev_arrival", "ev_key", "ev_partition", "ev_source", "ev_group")  # in TABLES' order
+# the tables the kernel only reads, in TABLES' order
+INPUTS = ("ev_t", "ev_arrival", "ev_key", "ev_partition", "ev_source", "ev_group", "batch_start", "commit",
+          "batch_open", "batch_scripted")
 
 
-def _shared(initial: dict[str, npt.NDArray[np.int64] | int], unread: set[str]) -> dict[str, str]:
-    """Per-event inputs that are one array share one table (per key, the key is also the watermark source and the
-    group; under processing time the event time is the arrival): the kernel never writes its inputs, and each
-    copy is 80 MB at 10M events. Maps a table to the earlier one whose place it takes."""
+def _shared(initial: dict[str, npt.NDArray[np.int64] | int], sizes: dict[str, int],
+            unread: set[str]) -> dict[str, str]:
+    """Inputs that are one array share one table: per key, the key is also the watermark source and the group;
+    under processing time the event time is the arrival; at a batch per event a batch opens and commits at its
+    event's arrival (``streams/batching.py``). The kernel never writes its inputs, and each copy is 80 MB at 10M
+    events. Maps a table to the earlier one whose place it takes."""
     shared: dict[str, str] = {}
     laid: list[str] = []
-    for name in (name for name in EVENT_INPUTS if name not in unread):
-        same = next((other for other in laid if initial[other] is initial[name]), None)
+    for name in (name for name in INPUTS if name not in unread):
+        same = next((other for other in laid
+                     if initial[other] is initial[name] and sizes[other] == sizes[name]), None)
         if same is None:
             laid.append(name)
         else:
@@ -356,8 +361,9 @@ def _shared(initial: dict[str, npt.NDArray[np.int64] | int], unread: set[str]) -
 
 
 def _unread(settings: dict[str, int]) -> set[str]:
-    """Input tables the kernel reads only under some rules (``driver.py``), left unwritten under the others: 80 MB
-    each at 10M events that no page fault need bring in (they stay zeros, which nothing reads)."""
+    """Tables the kernel reads only under some rules (``driver.py``), left unwritten under the others: 80 MB
+    each at 10M events that no page fault need bring in (they stay zeros, which nothing reads). Bytewax's queue
+    of held items (``ev_held_next``, −1 when written) is read and written only with live wake-ups."""
     unread = set()
     partition_idleness = settings["source_idle_timeout"] >= 0 and settings["merged"]
     if not partition_idleness:
@@ -367,6 +373,8 @@ def _unread(settings: dict[str, int]) -> set[str]:
         unread.add("ev_arrival")
     if not settings["scripted"]:
         unread.add("batch_scripted")
+    if not settings["live_wakeups"]:
+        unread.add("ev_held_next")
     return unread
 
 

@@ -18,6 +18,11 @@ from explorer.timeutil import format_duration
 
 BYTES_PER_EVENT = 400
 BYTES_PER_ASSIGNMENT = 170
+# a (record, window) join of Kafka's sliding windows: its node, its update's emission record and row (the Result
+# lists every update before the record cache coalesces them) and its decision. Measured on the Kafka-like export
+# (generate kafka-export, 50,052 records): D = 1, 4, 8 min, 6.0M to 43.6M joins, peaked at 1.40, 4.44 and 8.77 GiB,
+# ~205 B a join beyond the first (benchmarks/RESULTS.md)
+BYTES_PER_KAFKA_JOIN = 220
 # a periodic pane made in Python (a dict, then a table row) and each id it lists (a reference in its tuple)
 BYTES_PER_PANE = 600
 BYTES_PER_LISTED_ID = 8
@@ -42,8 +47,9 @@ def windows_per_event(config: RunConfig) -> int:
 def run_bytes(events: int, config: RunConfig, pairs: int | None = None) -> int:
     """Predicted peak memory of one run over ``events`` events, with ``pairs`` (event, window) pairs when the
     stream decides them (Kafka's sliding windows: ``core.kstreams_sliding.joins``), else as the window makes them."""
-    pairs = events * windows_per_event(config) if pairs is None else pairs
-    return events * BYTES_PER_EVENT + BYTES_PER_ASSIGNMENT * pairs
+    if pairs is not None:
+        return events * BYTES_PER_EVENT + BYTES_PER_KAFKA_JOIN * pairs
+    return events * BYTES_PER_EVENT + BYTES_PER_ASSIGNMENT * events * windows_per_event(config)
 
 
 def available_bytes() -> int | None:

@@ -15,7 +15,7 @@ from explorer.core.compiled.watermarks import effective_column
 from explorer.core.event_ids import slices
 from explorer.core.result import (ASSIGNMENT_COLUMNS, EVENT_COLUMNS, REASON_ORDER, WATERMARK_COLUMNS, WINDOW_COLUMNS,
                                   Metrics, Reason, Result, Status, emission_order)
-from explorer.core.compiled.kstreams import gather_whole
+from explorer.core.compiled.kstreams import gather_shared
 from explorer.core.panes import discarding, shape_panes, window_codes
 from explorer.core.summary import summarize
 from explorer.streams import Stream, batches_for
@@ -202,11 +202,13 @@ def emissions(stream: Stream, config: RunConfig, prepared: Prepared, detail: boo
 def _carry(stream: Stream, config: RunConfig, prepared: Prepared, table: npt.NDArray[np.int64], frame: pd.DataFrame) -> None:
     """Fill each emission's event ids: slices of one array (``listings``, ``event_ids``), so a window that
     re-fires a thousand times holds its ids once; discarding panes are cut on row numbers first."""
-    if config.window.kind is WindowKind.KSTREAMS_SLIDING:  # every emission lists its whole window
+    if config.window.kind is WindowKind.KSTREAMS_SLIDING:  # every emission lists its whole window (gather_shared)
         counts = table[:, L.EM_COUNT].copy()
         state = prepared.state
-        pool = gather_whole(state.m, state.node_row, state.node_next, table[:, L.EM_HEAD].copy(), counts)
-        frame["ids"] = slices(ids_for_listing(stream.events["id"]), pool, np.cumsum(counts) - counts, counts)
+        window = np.lexsort((-counts, table[:, L.EM_END], table[:, L.EM_START], table[:, L.EM_KEY]))
+        pool, start = gather_shared(state.m, state.node_row, state.node_next, table[:, L.EM_HEAD].copy(), counts,
+                                    window)
+        frame["ids"] = slices(ids_for_listing(stream.events["id"]), pool, start, counts)
         if discarding(config):
             whole = shape_panes(frame, config)
             frame["ids"], frame["count"] = whole["ids"].to_numpy(), whole["count"].to_numpy()

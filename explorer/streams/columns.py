@@ -76,6 +76,13 @@ def _text(value: object) -> str:
     return "" if is_blank(value) else str(value).strip()
 
 
+def constant(value: object, n: int, dtype: npt.DTypeLike) -> np.ndarray:
+    """A column the file does not have, one value on every row, as a read-only view of that value: not 80 MB at
+    10M events (the offsets' −1, the values' 1.0, the one partition's or key's name). Reordering or filtering
+    it makes an array of its own; nothing writes into a Stream's columns."""
+    return np.broadcast_to(np.array(value, dtype=dtype), (n,))
+
+
 def batch_column(frame: pd.DataFrame, where: str) -> np.ndarray:
     if "batch" not in frame.columns:
         return np.zeros(len(frame), dtype=np.int64)
@@ -86,7 +93,7 @@ def offset_column(frame: pd.DataFrame, where: str, is_mark: np.ndarray, partitio
     """Kafka offsets (-1 without the column): whole, not negative, and one record per (partition, offset),
     since a duplicate means two rows claim the same record (an export joined twice, a column misread)."""
     if "offset" not in frame.columns:
-        return np.full(len(frame), -1, dtype=np.int64)
+        return constant(-1, len(frame), np.int64)
     offsets = whole_numbers(columnar.objects(frame["offset"]).where(~is_mark, 0), "offset", where)  # watermark rows have none
     negative = offsets < 0
     if negative.any():
@@ -106,7 +113,7 @@ def offset_column(frame: pd.DataFrame, where: str, is_mark: np.ndarray, partitio
 
 def value_column(frame: pd.DataFrame, where: str) -> np.ndarray:
     if "value" not in frame.columns:
-        return np.ones(len(frame), dtype=float)
+        return constant(1.0, len(frame), float)
     if pd.api.types.is_numeric_dtype(frame["value"].dtype) and not pd.api.types.is_bool_dtype(frame["value"].dtype):
         numbers: npt.NDArray[np.float64] = np.nan_to_num(frame["value"].to_numpy(dtype=float), nan=0.0)
         return numbers  # NaN is blank, and blank is 0

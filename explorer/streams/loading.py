@@ -19,7 +19,7 @@ import pandas as pd
 from explorer.errors import InputError
 from explorer.streams import columnar
 from explorer.streams.columnar import used_codes
-from explorer.streams.columns import batch_column, ids_column, offset_column, text_codes, value_column
+from explorer.streams.columns import batch_column, constant, ids_column, offset_column, text_codes, value_column
 from explorer.streams.files import MAX_FILE_BYTES, expand_paths, read_checked
 from explorer.streams.mapping import MissingColumns, column_values, field_names, map_columns
 from explorer.streams.stream import Stream, no_watermarks
@@ -168,8 +168,9 @@ def _stream(held: list[pd.DataFrame], name: str, time_unit: TimeUnits = None, co
              ("codes", "partition"): used_codes(rows["partition"], partition_names) if dropped else
              (rows["partition"], partition_names)}
     out = pd.DataFrame({
-        "id": rows.pop("id"), "key": key_names[rows.pop("key")], "event_time": rows.pop("event_time"),
-        "arrival_time": arrival_time, "batch": rows.pop("batch"), "partition": partition_names[rows.pop("partition")],
+        "id": rows.pop("id"), "key": _decoded(key_names, rows.pop("key")), "event_time": rows.pop("event_time"),
+        "arrival_time": arrival_time, "batch": rows.pop("batch"),
+        "partition": _decoded(partition_names, rows.pop("partition")),
         "offset": rows.pop("offset"), "value": rows.pop("value"),
     }, copy=False)  # (each column its own block: pandas would copy them into one per type)
     event_format = formats["event_time"]
@@ -189,9 +190,17 @@ def _moved(order: np.ndarray) -> np.ndarray | None:
     return moved if len(moved) * 16 < len(order) else None
 
 
+def _decoded(names: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """``names[codes]``; a column of one name (the file has none, or one value in it) that name on every row."""
+    return constant(names[0], len(codes), object) if len(names) == 1 else names[codes]
+
+
 def _reordered(values: Any, order: np.ndarray, moved: np.ndarray | None) -> Any:
     """``values[order]``; an array of its own (not a view of the caller's table) that few rows of move is changed
-    in place, only at those rows, rather than copied whole (a column is 80 MB at 10M events)."""
+    in place, only at those rows, rather than copied whole (a column is 80 MB at 10M events); a constant stays
+    one."""
+    if isinstance(values, np.ndarray) and values.ndim == 1 and values.strides == (0,):  # (columns.constant)
+        return np.broadcast_to(values[:1], (len(order),))
     if moved is None or not isinstance(values, np.ndarray) or not (values.flags.owndata and values.flags.writeable):
         return values[order]
     values[moved] = values[order[moved]]

@@ -20,9 +20,9 @@ BYTES_PER_EVENT = 400
 BYTES_PER_ASSIGNMENT = 170
 # a (record, window) join of Kafka's sliding windows: its node, its update's emission record and row (the Result
 # lists every update before the record cache coalesces them) and its decision. Measured on the Kafka-like export
-# (generate kafka-export, 50,052 records): D = 1, 4, 8 min, 6.0M to 43.6M joins, peaked at 1.40, 4.44 and 8.77 GiB,
-# ~205 B a join beyond the first (benchmarks/RESULTS.md)
-BYTES_PER_KAFKA_JOIN = 220
+# (generate kafka-export, 50,052 records): D = 1, 2, 4, 8 min, 6.0M to 43.6M joins, `run` peaked at 1,403, 2,509,
+# 4,441 and 8,767 MiB, ~205 B a join (benchmarks/RESULTS.md); 240 B puts each prediction above the run's own memory
+BYTES_PER_KAFKA_JOIN = 240
 # a periodic pane made in Python (a dict, then a table row) and each id it lists (a reference in its tuple)
 BYTES_PER_PANE = 600
 BYTES_PER_LISTED_ID = 8

@@ -159,3 +159,25 @@ def test_discarding_panes_of_a_window_fired_twice_at_one_instant():
     assert list(first["revision"]) == [1, 2, 3]
     assert list(first["reason"]) == ["WATERMARK", "LATE_UPDATE", "LATE_UPDATE"]
     assert [list(ids) for ids in first["ids"]] == [["a", "c"], ["d"], ["e"]]
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_canonical_order_is_one_sort_on_every_key_with_each_windows_rank_lowered(seed):
+    """``emission_order`` sorts by instant and window, then by instant and each window's lowest rank there; the
+    rule it must equal is one stable sort on (batch, time, rank lowered to its window's lowest at that instant,
+    key, start, end, revision), here with pandas finding the windows. Few distinct values, so windows emit
+    several times at one instant, with ranks that differ, and rows tie on every key."""
+    import numpy as np
+
+    from explorer.core.result import emission_order
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 400))
+    batch, time = rng.integers(0, 4, n), rng.integers(0, 3, n)
+    rank, key = rng.integers(-3, 4, n) if seed % 5 else np.full(n, 1), rng.integers(0, 3, n)
+    start, revision = rng.integers(0, 3, n), rng.integers(1, 3, n)
+    end = start + rng.integers(1, 3, n)
+    rows = pd.DataFrame({"batch": batch, "time": time, "rank": rank, "key": key, "start": start, "end": end})
+    lowered = rows.groupby(["batch", "time", "key", "start", "end"])["rank"].transform("min").to_numpy()
+    expected = np.lexsort((revision, end, start, key, lowered, time, batch))
+    assert emission_order(batch, time, rank, key, start, end, revision).tolist() == expected.tolist()

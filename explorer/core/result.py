@@ -116,50 +116,30 @@ def emission_order(batch: np.ndarray, time: np.ndarray, reason_rank: np.ndarray,
     At one instant, windows are ordered by reason (updates, late re-emissions, then watermark firings, …); a
     window that emits more than once at that instant is ranked by its most urgent reason, so its emissions stay
     together in revision order (a window a watermark fires on one element and a late one re-fires on the next,
-    at the same arrival, lists revision 1 before 2, and a discarding pane is cut in that order)."""
-    keys = (batch, time, _window_rank(batch, time, reason_rank, key_rank, start, end), key_rank, start, end,
-            revision)  # most significant first
-    if _in_order(keys):
-        return np.arange(len(batch))
-    return np.lexsort(keys[::-1])
+    at the same arrival, lists revision 1 before 2, and a discarding pane is cut in that order).
 
-
-def _window_rank(batch: np.ndarray, time: np.ndarray, reason_rank: np.ndarray, key_rank: np.ndarray,
-                 start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Each row's reason rank, lowered to the lowest of its window's emissions at the same instant."""
-    if len(reason_rank) == 0 or reason_rank.min() == reason_rank.max():  # one reason (every update): nothing to lower
-        return reason_rank
-    shared = _repeated_rows(batch, time, key_rank, start, end)  # a window emitting more than once at one instant
-    if not shared.any():
-        return reason_rank
-    rank = np.asarray(reason_rank).copy()
-    rows = np.flatnonzero(shared)
-    if (rank[rows] == rank[rows[0]]).all():  # emitting on every update: all of one reason, nothing to lower
-        return rank
-    columns = [np.asarray(c)[rows] for c in (batch, time, key_rank, start, end)]
-    order = np.lexsort(columns[::-1])  # each window-instant's rows together
-    sorted_columns = [c[order] for c in columns]
-    new_group = np.ones(len(rows), dtype=bool)
-    new_group[1:] = np.any([c[1:] != c[:-1] for c in sorted_columns], axis=0)
-    starts = np.flatnonzero(new_group)
-    lowest = np.minimum.reduceat(rank[rows][order], starts)
-    rank[rows[order]] = np.repeat(lowest, np.diff(np.append(starts, len(rows))))
-    return rank
-
-
-def _repeated_rows(*columns: np.ndarray) -> np.ndarray:
-    """Rows equal to another row, column for column (pandas' ``duplicated(keep=False)``). Each row is hashed to
-    one integer first and only rows whose hash repeats are compared whole: 1.6M emissions in 0.1 s, not 0.8."""
-    mixed = np.zeros(len(columns[0]), dtype=np.uint64)
-    for column in columns:  # (a collision costs only a longer comparison below)
-        mixed = (mixed ^ np.asarray(column).astype(np.uint64)) * np.uint64(0x9E3779B97F4A7C15)
-        mixed ^= mixed >> np.uint64(29)
-    repeated = pd.Series(mixed).duplicated(keep=False).to_numpy()
-    rows = np.flatnonzero(repeated)
-    if len(rows):
-        whole = pd.DataFrame({i: np.asarray(column)[rows] for i, column in enumerate(columns)})
-        repeated[rows] = whole.duplicated(keep=False).to_numpy()
-    return repeated
+    So the rows are sorted by instant and window first, where each window's rows at an instant lie together and
+    their lowest rank is read off them; then, stably, by instant and that rank. The same order as one sort on all
+    seven keys with each row's rank lowered beforehand (ties left in the rows' order), without hashing every row
+    to find the windows (6M emissions: 1.1 s, against 2.0)."""
+    rank = np.asarray(reason_rank)
+    if len(rank) == 0 or rank.min() == rank.max():  # one reason (every update): no rank to lower
+        keys = (batch, time, rank, key_rank, start, end, revision)  # most significant first
+        return np.arange(len(rank)) if _in_order(keys) else np.lexsort(keys[::-1])
+    by_window = np.lexsort((revision, end, start, key_rank, time, batch))
+    b, t = np.asarray(batch)[by_window], np.asarray(time)[by_window]
+    new_instant = np.ones(len(b), dtype=bool)
+    new_instant[1:] = (b[1:] != b[:-1]) | (t[1:] != t[:-1])
+    new_window = new_instant.copy()
+    for column in (key_rank, start, end):
+        c = np.asarray(column)[by_window]
+        new_window[1:] |= c[1:] != c[:-1]
+    first = np.flatnonzero(new_window)
+    lowest = np.minimum.reduceat(rank[by_window], first)
+    lowered = np.repeat(lowest, np.diff(np.append(first, len(b))))
+    low = int(rank.min())
+    instant = np.cumsum(new_instant)
+    return by_window[np.argsort(instant * (int(rank.max()) - low + 1) + (lowered - low), kind="stable")]
 
 
 def _in_order(keys: tuple[np.ndarray, ...]) -> bool:

@@ -121,7 +121,7 @@ def emission_order(batch: np.ndarray, time: np.ndarray, reason_rank: np.ndarray,
     So the rows are sorted by instant and window first, where each window's rows at an instant lie together and
     their lowest rank is read off them; then, stably, by instant and that rank. The same order as one sort on all
     seven keys with each row's rank lowered beforehand (ties left in the rows' order), without hashing every row
-    to find the windows (6M emissions: 1.1 s, against 2.0)."""
+    to find the windows (6.3M emissions: 1.5 s, against 2.0)."""
     rank = np.asarray(reason_rank)
     if len(rank) == 0 or rank.min() == rank.max():  # one reason (every update): no rank to lower
         keys = (batch, time, rank, key_rank, start, end, revision)  # most significant first

@@ -78,8 +78,9 @@ def _text(value: object) -> str:
 
 def constant(value: object, n: int, dtype: npt.DTypeLike) -> np.ndarray:
     """A column the file does not have, one value on every row, as a read-only view of that value: not 80 MB at
-    10M events (the offsets' −1, the values' 1.0, the one partition's or key's name). Reordering or filtering
-    it makes an array of its own; nothing writes into a Stream's columns."""
+    10M events (the offsets' −1, the values' 1.0, the one partition's or key's name). Loading's reordering keeps
+    it one value (``loading._reordered``), filtering makes an array of its own; nothing writes into a Stream's
+    columns."""
     return np.broadcast_to(np.array(value, dtype=dtype), (n,))
 
 

@@ -2,6 +2,7 @@
 
 from dataclasses import fields, replace
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import Phase, given, settings
@@ -9,6 +10,7 @@ from hypothesis import Phase, given, settings
 from explorer import generate, preset
 from explorer.config import LatenessRule, Panes, Schedule, Scope, Strategy, TimeConfig, TimeSource, WindowSpec
 from explorer.core import run, run_metrics
+from explorer.core.result import emission_order
 
 from strategies import boundary_case, configs, examples, stream_and_config
 
@@ -167,10 +169,6 @@ def test_the_canonical_order_is_one_sort_on_every_key_with_each_windows_rank_low
     rule it must equal is one stable sort on (batch, time, rank lowered to its window's lowest at that instant,
     key, start, end, revision), here with pandas finding the windows. Few distinct values, so windows emit
     several times at one instant, with ranks that differ, and rows tie on every key."""
-    import numpy as np
-
-    from explorer.core.result import emission_order
-
     rng = np.random.default_rng(seed)
     n = int(rng.integers(0, 400))
     batch, time = rng.integers(0, 4, n), rng.integers(0, 3, n)

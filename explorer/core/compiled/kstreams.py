@@ -369,12 +369,14 @@ def gather_shared(m: npt.NDArray[np.int64], node_row: int, node_next: int, heads
         i = order[k]
         if counts[i] == 0:
             continue
-        node = walker
+        shared = False
         if root >= 0 and counts[i] <= walked:
+            node = walker
             for _ in range(walked - counts[i]):
                 node = m[node_next + node]
-        if root >= 0 and counts[i] <= walked and node == heads[i]:
-            root_of[i], walker, walked = root, node, counts[i]
+            shared = node == heads[i]
+        if shared:
+            root_of[i], walker, walked = root, heads[i], counts[i]
         else:  # the first of its window, or not a prefix of the last listing read
             root_of[i], root, walker, walked = i, i, heads[i], counts[i]
             size += counts[i]

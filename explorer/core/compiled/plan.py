@@ -308,7 +308,8 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
         "grp_exp_base": _blocks(3 * events_per_group + 1) if record_windows else 0,
     }
     unread = _unread(settings)
-    shared = _shared(initial, {name: sizes[dimension] for name, dimension, _ in TABLES}, unread)
+    table_sizes = {name: sizes[dimension] for name, dimension, _ in TABLES}
+    shared = _shared(initial, table_sizes, unread)
     starts: dict[str, int] = {}
     at = L.SC_SLOTS
     for name, dimension, _ in TABLES:
@@ -333,8 +334,7 @@ def prepare(stream: Stream, config: RunConfig, emissions: int | None = None, tra
                   sw_diff=config.window.size // MS if record_windows else 0,
                   sw_retention=2 * config.window.size // MS + (config.time.bound + config.time.watermark_delay) // MS,
                   kpairs_capacity=int(2 * reach.sum() + n), **starts)
-    return Prepared(state, codes, source_names, windows, {name: sizes[dimension] for name, dimension, _ in TABLES},
-                    memory)
+    return Prepared(state, codes, source_names, windows, table_sizes, memory)
 
 
 # the tables the kernel only reads, in TABLES' order

@@ -211,29 +211,30 @@ def _carry(stream: Stream, config: RunConfig, prepared: Prepared, table: npt.NDA
     """Fill each emission's event ids: slices of one array (``listings``, ``event_ids``), so a window that
     re-fires a thousand times holds its ids once; discarding panes are cut on row numbers first. The window lists
     are let go once read, before the ids' objects are made."""
-    if config.window.kind is WindowKind.KSTREAMS_SLIDING:  # every emission lists its whole window (gather_shared)
+    kafka = config.window.kind is WindowKind.KSTREAMS_SLIDING
+    if kafka:  # every emission lists its whole window (gather_shared)
         counts = table[:, L.EM_COUNT].copy()
         state = prepared.state
         window = np.lexsort((-counts, table[:, L.EM_END], table[:, L.EM_START], table[:, L.EM_KEY]))
         pool, start = gather_shared(state.m, state.node_row, state.node_next, table[:, L.EM_HEAD].copy(), counts,
                                     window)
-        prepared.release(("node_row", "node_next"))
-        frame["ids"] = slices(ids_for_listing(stream.events["id"]), pool, start, counts)
-        if discarding(config):
-            whole = shape_panes(frame, config)
-            frame["ids"], frame["count"] = whole["ids"].to_numpy(), whole["count"].to_numpy()
-        return
-    update = table[:, L.EM_REASON] == L.REASON_UPDATE
-    counts = np.where(update, 0, table[:, L.EM_COUNT])
-    heads, records = table[:, L.EM_HEAD], table[:, L.EM_ROW]
-    session = config.window.kind is WindowKind.SESSION
-    if discarding(config):
-        listed = listings.discarded(prepared, heads, counts, update, records, window_codes(frame, config), session)
-        frame["count"] = np.where(update, frame["count"].to_numpy(), listed.count)
     else:
-        listed = listings.accumulated(prepared, heads, counts, update, records, session)
+        update = table[:, L.EM_REASON] == L.REASON_UPDATE
+        counts = np.where(update, 0, table[:, L.EM_COUNT])
+        heads, records = table[:, L.EM_HEAD], table[:, L.EM_ROW]
+        session = config.window.kind is WindowKind.SESSION
+        if discarding(config):
+            listed = listings.discarded(prepared, heads, counts, update, records, window_codes(frame, config),
+                                        session)
+            frame["count"] = np.where(update, frame["count"].to_numpy(), listed.count)
+        else:
+            listed = listings.accumulated(prepared, heads, counts, update, records, session)
+        pool, start, counts = listed.pool, listed.start, listed.count
     prepared.release(("node_row", "node_next"))  # (read into the listings: 150 MB at 10M not held beside the ids)
-    frame["ids"] = slices(ids_for_listing(stream.events["id"]), listed.pool, listed.start, listed.count)
+    frame["ids"] = slices(ids_for_listing(stream.events["id"]), pool, start, counts)
+    if kafka and discarding(config):  # (Kafka's panes are cut from the whole listings)
+        whole = shape_panes(frame, config)
+        frame["ids"], frame["count"] = whole["ids"].to_numpy(), whole["count"].to_numpy()
 
 
 def trace_table(config: RunConfig, prepared: Prepared, last: bool = False) -> pd.DataFrame:
